@@ -1,0 +1,70 @@
+"""``calibrate ingest``: load exports into the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+from calibrate.cli.app import app, err, handle_errors
+from calibrate.cli.options import DbOption
+from calibrate.cli.render import echo_json, terminal_safe
+from calibrate.ingest import DEFAULT_MAX_LINE_BYTES, ingest
+from calibrate.store import connect
+
+PROGRESS_MIN_BYTES = 8 * 1024 * 1024
+
+
+@app.command("ingest")
+@handle_errors
+def ingest_command(
+    paths: Annotated[list[Path], typer.Argument(help="Export files or folders (walked recursively).", show_default=False)],
+    db: DbOption = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any record was quarantined.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no per-file lines.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the per-file counts as JSON on stdout.")] = False,
+    max_line_bytes: Annotated[
+        int, typer.Option("--max-line-bytes", min=1024, help="Quarantine lines longer than this without reading them whole.")
+    ] = DEFAULT_MAX_LINE_BYTES,
+) -> None:
+    """Load run documents, verdict lines, decision tables, process files and limits into the store.
+
+    Every record is loaded or quarantined with a reason; per file the command
+    prints read = loaded + quarantined. Re-ingesting a file changes nothing.
+    """
+    con = connect(db)
+    try:
+        with Progress(
+            "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+            console=err, transient=True, disable=quiet,
+        ) as bar:  # fmt: skip
+
+            def progress(path: Path, size: int):
+                if size < PROGRESS_MIN_BYTES:
+                    return None
+                task = bar.add_task(terminal_safe(path.name), total=size)
+                return lambda done: bar.advance(task, done)
+
+            report = ingest(con, list(paths), max_line_bytes=max_line_bytes, progress=progress)
+    finally:
+        con.close()
+    if as_json:
+        echo_json(report.to_dict())
+    elif not quiet:
+        for f in report.files:
+            name = terminal_safe(f.path)
+            if f.status == "skipped":
+                err.print(f"skipped      {name}: {terminal_safe(f.note)}", markup=False)
+                continue
+            label = "unchanged" if f.status == "unchanged" else f.kind
+            typer.echo(
+                f"{label:<10} {name}: read {f.read}, loaded {f.loaded} ({f.new} new), quarantined {f.quarantined}"
+            )
+        t = report.totals
+        typer.echo(f"total: read {t['read']}, loaded {t['loaded']} ({t['new']} new), quarantined {t['quarantined']}")
+        if t["quarantined"]:
+            err.print("see `calibrate status --quarantine` for the reasons", markup=False)
+    if strict and report.totals["quarantined"]:
+        raise typer.Exit(1)

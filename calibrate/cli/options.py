@@ -1,0 +1,73 @@
+"""Options shared by several commands, defined once so every command behaves alike."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from calibrate.dataset import Filters
+from calibrate.errors import UsageError
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        help="DuckDB store file. Default: $CALIBRATE_DB, else ./calibrate.duckdb.",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+ProcessOption = Annotated[str | None, typer.Option("--process", help="Only this process.")]
+StepOption = Annotated[str | None, typer.Option("--step", help="Only this checked step.")]
+ModelOption = Annotated[str | None, typer.Option("--model", help="Only this evaluator model.")]
+SinceOption = Annotated[
+    str | None, typer.Option("--since", help="Only checks at or after this date/time (ISO 8601).")
+]
+UntilOption = Annotated[
+    str | None, typer.Option("--until", help="Only checks before this date/time (ISO 8601).")
+]
+AdvisoryOnlyOption = Annotated[
+    bool, typer.Option("--advisory-only", help="Only checks recorded with advisory: true.")
+]
+
+
+def parse_time(value: str | None, option: str) -> datetime | None:
+    """Parse an ISO 8601 date or time; naive values are taken as UTC."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{option} {value!r} is not an ISO 8601 date or time") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def make_filters(
+    process: str | None = None,
+    step: str | None = None,
+    model: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    advisory_only: bool = False,
+) -> Filters:
+    """Build :class:`~calibrate.dataset.Filters` from the shared options."""
+    return Filters(
+        process=process,
+        step=step,
+        model=model,
+        since=parse_time(since, "--since"),
+        until=parse_time(until, "--until"),
+        advisory_only=advisory_only,
+    )

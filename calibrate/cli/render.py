@@ -1,0 +1,54 @@
+"""Output helpers shared by the commands: JSON to stdout, safe terminal text."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import date, datetime
+from typing import Any
+
+import numpy as np
+import typer
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: Any) -> str:
+    """Text from records, with ANSI escapes and control characters removed for the terminal."""
+    return _CONTROL.sub("", str(text))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    try:
+        import pandas as pd
+
+        if value is pd.NA or value is pd.NaT:
+            return None
+    except ImportError:  # pragma: no cover
+        pass
+    return str(value)
+
+
+def to_json(value: Any) -> str:
+    """Strict JSON (NaN and infinities become null) for machine-readable output."""
+    return json.dumps(_plain(value), indent=2, allow_nan=False, ensure_ascii=False)
+
+
+def echo_json(value: Any) -> None:
+    """Print ``value`` as JSON on stdout."""
+    typer.echo(to_json(value))

@@ -1,0 +1,61 @@
+"""``calibrate status``: what the store holds."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from calibrate.cli.app import app, handle_errors
+from calibrate.cli.options import DbOption
+from calibrate.cli.render import echo_json, terminal_safe
+from calibrate.consistency import FLAG_DESCRIPTIONS
+from calibrate.status import quarantine_rows, store_status
+from calibrate.store import connect
+
+
+@app.command("status")
+@handle_errors
+def status_command(
+    db: DbOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="table or json.", case_sensitive=False)] = "table",
+    quarantine: Annotated[bool, typer.Option("--quarantine", help="List quarantined records and their reasons.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="How many quarantined records to list.")] = 50,
+) -> None:
+    """Counts of runs, checks, answers and decisions, labeled and not, per process, step and model."""
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter("must be table or json", param_hint="--format")
+    con = connect(db, read_only=True)
+    try:
+        info = store_status(con)
+        rows = quarantine_rows(con, limit) if quarantine else []
+    finally:
+        con.close()
+    if fmt == "json":
+        if quarantine:
+            info["quarantine"] = rows
+        echo_json(info)
+        return
+    typer.echo(
+        f"runs {info['runs']} · checks {info['checks']} ({info['labeled_checks']} labeled, "
+        f"{info['unlabeled_checks']} unlabeled) · answers {info['answers']} · decisions {info['decisions']}"
+    )
+    typer.echo(
+        f"conflicts {info['conflicts']} · quarantined {info['quarantined']} · files {info['files']} · "
+        f"schema v{info['schema_version']}"
+    )
+    typer.echo("")
+    typer.echo(f"{'process / step':<38} {'model':<22} {'checks':>7} {'labeled':>8}")
+    for p in info["processes"]:
+        name = terminal_safe(f"{p['process']} / {p['step']}")[:38]
+        typer.echo(f"{name:<38} {terminal_safe(p['model'] or '-')[:22]:<22} {p['checks']:>7} {p['labeled']:>8}")
+    flagged = {k: v for k, v in info["flags"].items() if v}
+    if flagged:
+        typer.echo("\nflags (loaded, but worth a look):")
+        for name, count in flagged.items():
+            typer.echo(f"  {count:>6}  {FLAG_DESCRIPTIONS[name]}")
+    if quarantine:
+        typer.echo("\nquarantined records:")
+        for r in rows:
+            where = f"line {r['line_no']}" if r["line_no"] is not None else (r["json_path"] or "")
+            typer.echo(f"  {terminal_safe(r['path'])} {where}: {terminal_safe(r['reason'])}")

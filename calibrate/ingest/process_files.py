@@ -1,0 +1,175 @@
+"""Process files (YAML) and ``describe.limits`` (JSON): the thresholds in force.
+
+These are configuration, not records: small files parsed in Python with a
+safe YAML loader, validated with :mod:`calibrate.profile`, and written to the
+``questions`` and ``limits`` tables with bound parameters.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import yaml
+
+from calibrate.errors import ProcessFileError
+from calibrate.profile import Kind, Limits, parse_check
+
+#: More aliases than this in one process file is treated as an alias bomb.
+MAX_YAML_ALIASES = 100
+
+
+@dataclass
+class Parsed:
+    """Rows to load and problems to quarantine, from one configuration file."""
+
+    n_read: int
+    rows: list[tuple[Any, ...]]
+    bad: list[tuple[str, str, str]]  # (json_path, raw, reason)
+    process: str | None = None
+    version: str | None = None
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML safely: no object construction, and a cap on aliases (billion laughs)."""
+    try:
+        n_alias = sum(isinstance(ev, yaml.AliasEvent) for ev in yaml.parse(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise ProcessFileError(f"not valid YAML: {_yaml_message(exc)}") from None
+    if n_alias > MAX_YAML_ALIASES:
+        raise ProcessFileError(
+            f"YAML uses {n_alias} aliases (limit {MAX_YAML_ALIASES}); refusing a possible alias bomb"
+        )
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ProcessFileError(f"not valid YAML: {_yaml_message(exc)}") from None
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return str(problem)
+
+
+def parse_process(text: str) -> Parsed:
+    """Questions of every checked step of a process file.
+
+    One record per step that has a ``check:``; a step whose check has the wrong
+    shape is quarantined alone, the other steps load.
+    """
+    doc = load_yaml(text)
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+        raise ProcessFileError("a process file needs a mapping with 'process' and a 'steps' list")
+    process = doc.get("process")
+    if not isinstance(process, str) or not process:
+        raise ProcessFileError("a process file needs a 'process' name")
+    version = None if doc.get("version") is None else str(doc.get("version"))
+    out = Parsed(n_read=0, rows=[], bad=[], process=process, version=version)
+    for i, step in enumerate(doc["steps"]):
+        if not isinstance(step, dict) or "check" not in step:
+            continue
+        out.n_read += 1
+        path = f"steps[{i}].check"
+        step_id = step.get("id")
+        raw = _preview(step)
+        try:
+            if not isinstance(step_id, str) or not step_id:
+                raise ProcessFileError("the step has no 'id'")
+            advisory = step.get("advisory", False)
+            if not isinstance(advisory, bool):
+                raise ProcessFileError("'advisory' must be true or false")
+            # Validate with the profile (defaults filled in), but store what the file says.
+            parse_check(step["check"])
+            items = [step["check"]] if isinstance(step["check"], str | dict) else step["check"]
+            for position, item in enumerate(items):
+                out.rows.append(_row(process, version, step_id, position, item, advisory))
+        except ProcessFileError as exc:
+            out.bad.append((path, raw, f"{path}: {exc}"))
+    return out
+
+
+def _row(process: str, version: str | None, step: str, position: int, item: Any, advisory: bool) -> tuple:
+    if isinstance(item, str):
+        item = {"ask": item}
+    q = parse_check([item])[0]
+    given = lambda key: item.get(key)  # noqa: E731 - explicit values only; NULL means server default
+    return (
+        process, version, step, position, q.ask, q.kind.value,
+        given("pass") if q.kind is Kind.YES_NO else None,
+        given("fail") if q.kind is Kind.YES_NO else None,
+        list(q.pass_names) if q.kind is Kind.CHOICE else None,
+        list(q.unsure_names) if q.kind is Kind.CHOICE else None,
+        q.pass_level,
+        given("confidence") if q.kind is not Kind.YES_NO else None,
+        json.dumps(q.one_of) if q.kind is Kind.CHOICE else None,
+        list(q.levels) if q.kind is Kind.RUBRIC else None,
+        advisory,
+    )  # fmt: skip
+
+
+def _preview(value: Any) -> str:
+    try:
+        text = json.dumps(value, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text[:2000]
+
+
+def store_process(con: duckdb.DuckDBPyConnection, parsed: Parsed, file_id: int) -> int:
+    """Replace the questions of the steps this file defines; returns rows written.
+
+    A file with an older ``version`` than the one already loaded for a step does
+    not overwrite it.
+    """
+    steps = sorted({row[2] for row in parsed.rows})
+    written = 0
+    for step in steps:
+        current = con.execute(
+            "SELECT max(process_version) FROM questions WHERE process = ? AND step = ?",
+            [parsed.process, step],
+        ).fetchone()[0]
+        if current is not None and parsed.version is not None and _version_key(parsed.version) < _version_key(current):
+            continue
+        con.execute("DELETE FROM questions WHERE process = ? AND step = ?", [parsed.process, step])
+        rows = [r for r in parsed.rows if r[2] == step]
+        con.executemany(
+            """INSERT INTO questions
+               SELECT md5(concat_ws(chr(31), $1, $3, $5)), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                      $13, $14, $15, $16""",
+            [(*r, file_id) for r in rows],
+        )
+        written += len(rows)
+    return written
+
+
+def _version_key(version: str) -> tuple[int, float | str]:
+    try:
+        return (0, float(version))
+    except ValueError:
+        return (1, version)
+
+
+def parse_limits(text: str) -> Limits:
+    """Parse a ``describe.limits`` JSON file."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise ProcessFileError(f"not valid JSON: {exc}") from None
+    return Limits.from_json(doc)
+
+
+def store_limits(con: duckdb.DuckDBPyConnection, limits: Limits, text: str, file_id: int) -> None:
+    """Record the limits; the latest file wins in the ``current_limits`` view."""
+    body = json.loads(text)
+    body = body.get("limits", body)
+    state = body.get("checkStateBytes")
+    con.execute(
+        "INSERT INTO limits VALUES (?, ?, ?, ?, ?)",
+        [file_id, limits.check_pass, limits.check_fail, limits.check_confidence,
+         state if isinstance(state, int) and not isinstance(state, bool) else None],
+    )  # fmt: skip

@@ -1,0 +1,415 @@
+-- The record pipeline: from raw lines in stage_lines to rows of the store.
+-- Statements are separated by "-- name:" markers and run in order inside the
+-- file's transaction. Every record (rec) ends up either in bad_records
+-- (quarantined, with reasons) or loaded whole.
+-- Inputs: temp tables stage_lines(rec, line_no, json_path, line) and
+-- pre_bad(rec, line_no, json_path, raw, reason), created by the loader.
+
+-- name: parse
+CREATE OR REPLACE TEMP TABLE s_rec AS
+SELECT
+    rec, line_no, json_path, line,
+    json_valid(line) AS valid,
+    CASE WHEN json_valid(line) THEN json_type(line::JSON) END AS top_type
+FROM (SELECT rec, line_no, json_path, rtrim(line, chr(13)) AS line FROM stage_lines)
+WHERE trim(line) <> '';
+
+-- name: fields
+CREATE OR REPLACE TEMP TABLE s_doc AS
+SELECT rec, line_no, json_path, d.*
+FROM (
+    SELECT rec, line_no, json_path,
+           from_json(line, '{"run":"JSON","process":"JSON","version":"JSON","steps":"JSON","handoff":"JSON",
+                             "step":"JSON","attempt":"JSON","check":"JSON","decision":"JSON","by":"JSON",
+                             "at":"JSON","note":"JSON"}') AS d
+    FROM s_rec WHERE valid AND top_type = 'OBJECT'
+);
+
+-- name: classify
+CREATE OR REPLACE TEMP TABLE s_kind AS
+SELECT *,
+    CASE
+        WHEN steps IS NOT NULL THEN 'run'
+        WHEN "check" IS NOT NULL THEN 'verdict'
+        WHEN decision IS NOT NULL THEN 'decision'
+    END AS kind,
+    CASE WHEN json_type(run) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (run->>'$') END AS run_id,
+    CASE WHEN json_type(process) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (process->>'$') END AS process_name,
+    CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text
+FROM s_doc;
+
+-- name: bad_top
+CREATE OR REPLACE TEMP TABLE bad_reasons AS
+SELECT rec, line_no, json_path, reason FROM pre_bad
+UNION ALL
+SELECT rec, line_no, json_path, 'line is not valid JSON' FROM s_rec WHERE NOT valid
+UNION ALL
+SELECT rec, line_no, json_path,
+       'record is a JSON ' || lower(top_type) || ', expected an object (one record per line)'
+FROM s_rec WHERE valid AND top_type <> 'OBJECT'
+UNION ALL
+SELECT rec, line_no, json_path,
+       'record is neither a run document (no "steps"), a verdict line (no "check") nor a decision (no "decision")'
+FROM s_kind WHERE kind IS NULL
+UNION ALL
+SELECT rec, line_no, json_path, 'record has no "run" id (a string)'
+FROM s_kind WHERE kind IS NOT NULL AND (run_id IS NULL OR run_id = '')
+UNION ALL
+SELECT rec, line_no, json_path, '"steps" must be an object of step ids'
+FROM s_kind WHERE kind = 'run' AND json_type(steps) <> 'OBJECT'
+UNION ALL
+SELECT rec, line_no, json_path, 'verdict line has no "step" (a string)'
+FROM s_kind WHERE kind = 'verdict' AND json_type(step) IS DISTINCT FROM 'VARCHAR';
+
+-- name: steps
+-- One row per step of a run document, with its position and current attempt.
+CREATE OR REPLACE TEMP TABLE s_step AS
+WITH e AS (
+    SELECT k.rec, k.line_no, k.json_path, k.run_id, k.process_name, k.version_text,
+           s.key AS step, s.id AS ordinal,
+           from_json(s.value, '{"check":"JSON","history":"JSON","escalation":"JSON","decision":"JSON",
+                                "reviews":"JSON","by":"JSON","at":"JSON","note":"JSON","attempt":"JSON"}') AS sd,
+           json_type(s.value) AS value_type
+    FROM s_kind k, json_each(k.steps) s
+    WHERE k.kind = 'run' AND json_type(k.steps) = 'OBJECT'
+)
+SELECT e.*,
+       CASE WHEN json_type(sd.history) = 'ARRAY' THEN json_array_length(sd.history) ELSE 0 END AS n_history
+FROM e;
+
+-- name: history
+CREATE OR REPLACE TEMP TABLE s_hist AS
+SELECT st.rec, st.line_no, st.json_path, st.run_id, st.process_name, st.version_text, st.step,
+       h.key::INTEGER AS idx,
+       from_json(h.value, '{"attempt":"JSON","check":"JSON","decision":"JSON","by":"JSON","at":"JSON","note":"JSON"}') AS hd,
+       json_type(h.value) AS value_type
+FROM s_step st, json_each(st.sd.history) h
+WHERE st.n_history > 0;
+
+-- name: attempts
+CREATE OR REPLACE TEMP TABLE s_attempt AS
+SELECT st.rec, st.step,
+       coalesce(
+           CASE WHEN json_type(st.sd.attempt) IN ('UBIGINT', 'BIGINT') THEN ((st.sd.attempt->>'$'))::BIGINT END,
+           (SELECT max(CASE WHEN json_type(h.hd.attempt) IN ('UBIGINT', 'BIGINT')
+                            THEN ((h.hd.attempt->>'$'))::BIGINT ELSE h.idx + 1 END) + 1
+            FROM s_hist h WHERE h.rec = st.rec AND h.step = st.step),
+           1) AS current_attempt
+FROM s_step st;
+
+-- name: checks_raw
+-- Every verdict object found, wherever it was recorded.
+CREATE OR REPLACE TEMP TABLE s_check AS
+SELECT st.rec, st.line_no, st.json_path, '$.steps.' || st.step || '.check' AS path,
+       st.run_id, st.process_name, st.version_text, st.step, a.current_attempt AS attempt_raw,
+       'steps.check' AS recorded_in, 2 AS priority, st.sd."check" AS chk
+FROM s_step st JOIN s_attempt a USING (rec, step)
+WHERE st.sd."check" IS NOT NULL AND json_type(st.sd."check") <> 'NULL'
+UNION ALL
+SELECT st.rec, st.line_no, st.json_path, '$.steps.' || st.step || '.escalation.check',
+       st.run_id, st.process_name, st.version_text, st.step, a.current_attempt,
+       'escalation.check', 1, (st.sd.escalation->'check')
+FROM s_step st JOIN s_attempt a USING (rec, step)
+WHERE json_type(st.sd.escalation) = 'OBJECT' AND json_type((st.sd.escalation->'check')) IS DISTINCT FROM 'NULL'
+  AND (st.sd.escalation->'check') IS NOT NULL
+UNION ALL
+SELECT h.rec, h.line_no, h.json_path, '$.steps.' || h.step || '.history[' || h.idx || '].check',
+       h.run_id, h.process_name, h.version_text, h.step,
+       CASE WHEN json_type(h.hd.attempt) IN ('UBIGINT', 'BIGINT') THEN ((h.hd.attempt->>'$'))::BIGINT
+            WHEN h.hd.attempt IS NULL THEN h.idx + 1 END,
+       'history', 3, h.hd."check"
+FROM s_hist h
+WHERE h.hd."check" IS NOT NULL AND json_type(h.hd."check") <> 'NULL'
+UNION ALL
+SELECT k.rec, k.line_no, k.json_path, '$.handoff.check',
+       k.run_id, k.process_name, k.version_text, (k.handoff->>'step'),
+       coalesce((SELECT a.current_attempt FROM s_attempt a WHERE a.rec = k.rec AND a.step = (k.handoff->>'step')), 1),
+       'handoff.check', 4, (k.handoff->'check')
+FROM s_kind k
+WHERE k.kind = 'run' AND json_type(k.handoff) = 'OBJECT'
+  AND (k.handoff->'check') IS NOT NULL AND json_type((k.handoff->'check')) <> 'NULL'
+UNION ALL
+SELECT k.rec, k.line_no, k.json_path, '$.check',
+       k.run_id, k.process_name, k.version_text, (k.step->>'$'),
+       CASE WHEN k.attempt IS NULL THEN 1
+            WHEN json_type(k.attempt) IN ('UBIGINT', 'BIGINT') THEN ((k.attempt->>'$'))::BIGINT END,
+       'verdict line', 0, k."check"
+FROM s_kind k
+WHERE k.kind = 'verdict';
+
+-- name: checks_fields
+CREATE OR REPLACE TEMP TABLE s_check2 AS
+SELECT c.*, json_type(c.chk) AS chk_type,
+       from_json(c.chk, '{"verdict":"JSON","advisory":"JSON","model":"JSON","questions":"JSON","at":"JSON","truncated":"JSON"}') AS v
+FROM s_check c;
+
+-- name: checks_typed
+CREATE OR REPLACE TEMP TABLE s_check3 AS
+SELECT c.*,
+       CASE WHEN json_type(v.verdict) = 'VARCHAR' THEN (v.verdict->>'$') END AS verdict,
+       CASE WHEN json_type(v.advisory) = 'BOOLEAN' THEN ((v.advisory->>'$'))::BOOLEAN END AS advisory,
+       CASE WHEN json_type(v.model) = 'VARCHAR' THEN (v.model->>'$') END AS model,
+       CASE WHEN json_type(v."at") = 'VARCHAR' THEN (v."at"->>'$') END AS at_text,
+       CASE WHEN json_type(v."at") = 'VARCHAR' THEN try_cast((v."at"->>'$') AS TIMESTAMPTZ) END AS at_ts,
+       coalesce(json_type(v.questions), 'MISSING') AS questions_type,
+       CASE WHEN json_type(v.questions) = 'ARRAY' THEN json_array_length(v.questions) ELSE 0 END AS n_questions,
+       v.truncated IS NOT NULL AND json_type(v.truncated) NOT IN ('NULL') AND (v.truncated->>'$') <> 'false' AS is_truncated
+FROM s_check2 c;
+
+-- name: questions_raw
+CREATE OR REPLACE TEMP TABLE s_q AS
+SELECT c.rec, c.path, q.key::INTEGER AS position, json_type(q.value) AS q_type,
+       from_json(q.value, '{"ask":"JSON","kind":"JSON","answer":"JSON","confidence":"JSON","result":"JSON"}') AS f
+FROM s_check3 c, json_each(c.v.questions) q
+WHERE c.chk_type = 'OBJECT' AND c.questions_type = 'ARRAY' AND c.n_questions > 0;
+
+-- name: questions_typed
+CREATE OR REPLACE TEMP TABLE s_q2 AS
+SELECT q.*,
+       CASE WHEN json_type(f.ask) = 'VARCHAR' THEN (f.ask->>'$') END AS ask,
+       CASE WHEN json_type(f.kind) = 'VARCHAR' THEN (f.kind->>'$') END AS kind,
+       json_type(f.answer) AS answer_type,
+       (f.answer->>'$') AS answer_text,
+       CASE WHEN json_type(f.answer) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN ((f.answer->>'$'))::DOUBLE END AS answer_num,
+       json_type(f.confidence) AS confidence_type,
+       CASE WHEN json_type(f.confidence) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN ((f.confidence->>'$'))::DOUBLE END AS confidence_num,
+       json_type(f.result) AS result_type,
+       (f.result->>'$') AS result_text
+FROM s_q q;
+
+-- name: bad_checks
+INSERT INTO bad_reasons
+SELECT rec, line_no, json_path, reason FROM (
+    SELECT rec, line_no, json_path, path || ' is not an object' AS reason FROM s_check3 WHERE chk_type <> 'OBJECT'
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ' has no "verdict"' FROM s_check3 WHERE chk_type = 'OBJECT' AND v.verdict IS NULL
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': unknown verdict ' || coalesce(v.verdict::VARCHAR, 'null') || ' (expected pass, fail, unsure or error)'
+    FROM s_check3 WHERE chk_type = 'OBJECT' AND v.verdict IS NOT NULL AND coalesce(verdict, '') NOT IN ('pass', 'fail', 'unsure', 'error')
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ' has no "questions" list' FROM s_check3
+    WHERE chk_type = 'OBJECT' AND questions_type <> 'ARRAY' AND NOT (verdict = 'error' AND questions_type IN ('MISSING', 'NULL'))
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ' has no questions but its verdict is ' || verdict FROM s_check3
+    WHERE chk_type = 'OBJECT' AND questions_type = 'ARRAY' AND n_questions = 0 AND verdict IN ('pass', 'fail', 'unsure')
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': "at" ' || v."at"::VARCHAR || ' is not an ISO 8601 time' FROM s_check3
+    WHERE chk_type = 'OBJECT' AND v."at" IS NOT NULL AND json_type(v."at") <> 'NULL' AND at_ts IS NULL
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': "advisory" must be true or false' FROM s_check3
+    WHERE chk_type = 'OBJECT' AND v.advisory IS NOT NULL AND json_type(v.advisory) NOT IN ('BOOLEAN', 'NULL')
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': attempt must be a positive integer' FROM s_check3
+    WHERE attempt_raw IS NULL OR attempt_raw < 1
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': handoff has no "step"' FROM s_check3
+    WHERE recorded_in = 'handoff.check' AND step IS NULL
+);
+
+-- name: bad_questions
+INSERT INTO bad_reasons
+SELECT c.rec, c.line_no, c.json_path, c.path || '.questions[' || q.position || ']' || q.reason
+FROM s_check3 c JOIN (
+    SELECT rec, path, position, ' is not an object' AS reason FROM s_q2 WHERE q_type <> 'OBJECT'
+    UNION ALL
+    SELECT rec, path, position, ' has no "ask"' FROM s_q2 WHERE q_type = 'OBJECT' AND coalesce(trim(ask), '') = ''
+    UNION ALL
+    SELECT rec, path, position, ' has no "kind"' FROM s_q2 WHERE q_type = 'OBJECT' AND f.kind IS NULL
+    UNION ALL
+    SELECT rec, path, position, ': unknown kind ' || f.kind::VARCHAR || ' (expected yes_no, choice or rubric)'
+    FROM s_q2 WHERE q_type = 'OBJECT' AND f.kind IS NOT NULL AND coalesce(kind, '') NOT IN ('yes_no', 'choice', 'rubric')
+    UNION ALL
+    SELECT rec, path, position, ' has no "answer"' FROM s_q2
+    WHERE q_type = 'OBJECT' AND (f.answer IS NULL OR answer_type = 'NULL')
+    UNION ALL
+    SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not a number for a yes_no question'
+    FROM s_q2 WHERE kind = 'yes_no' AND answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT', 'NULL')
+    UNION ALL
+    SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not a finite number for a yes_no question'
+    FROM s_q2 WHERE kind = 'yes_no' AND answer_num IS NOT NULL AND (isnan(answer_num) OR isinf(answer_num))
+    UNION ALL
+    SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is outside [0, 1] for a yes_no question'
+    FROM s_q2 WHERE kind = 'yes_no' AND answer_num IS NOT NULL AND NOT isnan(answer_num) AND NOT isinf(answer_num)
+          AND (answer_num < 0 OR answer_num > 1)
+    UNION ALL
+    SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not an answer name for a choice question'
+    FROM s_q2 WHERE kind = 'choice' AND answer_type IS NOT NULL AND answer_type <> 'NULL'
+          AND (answer_type <> 'VARCHAR' OR trim(answer_text) = '')
+    UNION ALL
+    SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not a non-negative integer level for a rubric question'
+    FROM s_q2 WHERE kind = 'rubric' AND answer_type IS NOT NULL AND answer_type <> 'NULL'
+          AND NOT (answer_type = 'UBIGINT' OR (answer_type = 'BIGINT' AND answer_num >= 0))
+    UNION ALL
+    SELECT rec, path, position, ': confidence ' || f.confidence::VARCHAR || ' is not a number in [0, 1]'
+    FROM s_q2 WHERE confidence_type IS NOT NULL AND confidence_type <> 'NULL'
+          AND (confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
+               OR confidence_num < 0 OR confidence_num > 1)
+    UNION ALL
+    SELECT rec, path, position, ': result ' || f.result::VARCHAR || ' is not pass, fail or unsure'
+    FROM s_q2 WHERE result_type IS NOT NULL AND result_type <> 'NULL'
+          AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')
+    UNION ALL
+    SELECT rec, path, min(position), ': question ' || to_json(ask)::VARCHAR || ' is asked twice in one check'
+    FROM s_q2 WHERE ask IS NOT NULL GROUP BY rec, path, ask HAVING count(*) > 1
+) q USING (rec, path);
+
+-- name: decisions_raw
+-- Decisions from run documents (approve steps, history, escalations) and decision records.
+CREATE OR REPLACE TEMP TABLE s_dec AS
+WITH checked AS (
+    SELECT rec, step, ordinal FROM s_step
+    WHERE (sd."check" IS NOT NULL AND json_type(sd."check") <> 'NULL') OR n_history > 0
+       OR json_type(sd.escalation) = 'OBJECT'
+),
+approvals AS (
+    SELECT st.*,
+           coalesce(
+               CASE WHEN json_type(st.sd.reviews) = 'VARCHAR' THEN (st.sd.reviews->>'$') END,
+               (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = st.rec AND c.ordinal < st.ordinal)
+           ) AS reviewed
+    FROM s_step st
+    WHERE st.sd.decision IS NOT NULL AND json_type(st.sd.decision) <> 'NULL'
+)
+SELECT ap.rec, ap.line_no, ap.json_path, '$.steps.' || ap.step AS path, ap.run_id, ap.process_name,
+       ap.reviewed AS step, (SELECT a.current_attempt FROM s_attempt a WHERE a.rec = ap.rec AND a.step = ap.reviewed) AS attempt,
+       ap.sd.decision AS decision_json, ap.sd.by AS by_json, ap.sd."at" AS at_json, ap.sd.note AS note_json,
+       'approve step' AS source
+FROM approvals ap
+UNION ALL
+SELECT h.rec, h.line_no, h.json_path, '$.steps.' || h.step || '.history[' || h.idx || ']', h.run_id, h.process_name,
+       h.step,
+       CASE WHEN json_type(h.hd.attempt) IN ('UBIGINT', 'BIGINT') THEN ((h.hd.attempt->>'$'))::BIGINT
+            WHEN h.hd.attempt IS NULL THEN h.idx + 1 END,
+       h.hd.decision, h.hd.by, h.hd."at", h.hd.note, 'history'
+FROM s_hist h WHERE h.hd.decision IS NOT NULL AND json_type(h.hd.decision) <> 'NULL'
+UNION ALL
+SELECT st.rec, st.line_no, st.json_path, '$.steps.' || st.step || '.escalation', st.run_id, st.process_name,
+       st.step, a.current_attempt,
+       CASE (st.sd.escalation->>'resolution')
+           WHEN 'completed' THEN CASE WHEN (st.sd.escalation->>'output') = 'own' THEN '"replaced"' ELSE '"completed"' END
+           ELSE (st.sd.escalation->'resolution') END::JSON,
+       (st.sd.escalation->'by'), (st.sd.escalation->'at'), (st.sd.escalation->'note'), 'escalation'
+FROM s_step st JOIN s_attempt a USING (rec, step)
+WHERE json_type(st.sd.escalation) = 'OBJECT' AND (st.sd.escalation->'resolution') IS NOT NULL
+  AND json_type((st.sd.escalation->'resolution')) <> 'NULL'
+UNION ALL
+SELECT k.rec, k.line_no, k.json_path, '$', k.run_id, k.process_name,
+       CASE WHEN json_type(k.step) = 'VARCHAR' THEN (k.step->>'$') END,
+       CASE WHEN json_type(k.attempt) IN ('UBIGINT', 'BIGINT') THEN ((k.attempt->>'$'))::BIGINT
+            WHEN json_type(k.attempt) = 'VARCHAR' THEN try_cast((k.attempt->>'$') AS BIGINT) END,
+       k.decision, k.by, k."at", k.note, 'table'
+FROM s_kind k WHERE k.kind = 'decision';
+
+-- name: decisions_typed
+CREATE OR REPLACE TEMP TABLE s_dec2 AS
+SELECT d.*,
+       CASE WHEN json_type(decision_json) = 'VARCHAR' THEN (decision_json->>'$') END AS decision,
+       CASE WHEN json_type(by_json) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (by_json->>'$') END AS decided_by,
+       CASE WHEN json_type(at_json) = 'VARCHAR' THEN nullif((at_json->>'$'), '') END AS at_text,
+       CASE WHEN json_type(at_json) = 'VARCHAR' THEN try_cast(nullif((at_json->>'$'), '') AS TIMESTAMPTZ) END AS at_ts,
+       CASE WHEN json_type(note_json) IN ('VARCHAR') THEN nullif((note_json->>'$'), '') END AS note
+FROM s_dec d;
+
+-- name: bad_decisions
+INSERT INTO bad_reasons
+SELECT rec, line_no, json_path, reason FROM (
+    SELECT rec, line_no, json_path,
+           path || ': unknown decision ' || coalesce(decision_json::VARCHAR, 'null')
+           || ' (expected approved, rejected, returned, completed, replaced or failed)' AS reason
+    FROM s_dec2 WHERE coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': decision names no checked step ("step", or "reviews" on an approve step)'
+    FROM s_dec2 WHERE coalesce(step, '') = ''
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': decision has no attempt (a positive integer)'
+    FROM s_dec2 WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1)
+    UNION ALL
+    SELECT rec, line_no, json_path, path || ': "at" ' || at_text || ' is not an ISO 8601 time'
+    FROM s_dec2 WHERE at_text IS NOT NULL AND at_ts IS NULL
+);
+
+-- name: bad_final
+CREATE OR REPLACE TEMP TABLE s_bad AS
+SELECT rec, any_value(line_no) AS line_no, any_value(json_path) AS json_path,
+       array_to_string(list_sort(list_distinct(list(reason)))[1:3], '; ')
+       || CASE WHEN count(DISTINCT reason) > 3 THEN ' (and ' || (count(DISTINCT reason) - 3) || ' more)' ELSE '' END
+           AS reason
+FROM bad_reasons GROUP BY rec;
+
+-- name: good_checks
+CREATE OR REPLACE TEMP TABLE s_good_check AS
+SELECT md5(concat_ws(chr(31), run_id, step, attempt_raw::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
+                     coalesce(model, ''))) AS check_id, c.*
+FROM s_check3 c ANTI JOIN s_bad b USING (rec)
+QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1;
+
+-- name: new_checks
+CREATE OR REPLACE TEMP TABLE s_new_check AS
+SELECT g.* FROM s_good_check g ANTI JOIN checks c USING (check_id);
+
+-- name: insert_checks
+INSERT INTO checks
+SELECT check_id, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model, at_ts,
+       recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END, n_questions,
+       (SELECT file_id FROM s_ctx), line_no, path
+FROM s_new_check;
+
+-- name: insert_answers
+INSERT INTO answers
+SELECT n.check_id, q.position,
+       md5(concat_ws(chr(31), coalesce(n.process_name, ''), n.step, q.ask)),
+       q.ask, q.kind,
+       CASE WHEN q.kind = 'yes_no' THEN q.answer_num END,
+       CASE WHEN q.kind = 'choice' THEN q.answer_text END,
+       CASE WHEN q.kind = 'rubric' THEN q.answer_num::INTEGER END,
+       q.confidence_num,
+       CASE WHEN q.result_type = 'VARCHAR' THEN q.result_text END
+FROM s_new_check n JOIN s_q2 q USING (rec, path);
+
+-- name: insert_runs
+INSERT INTO runs
+SELECT run_id, any_value(process_name), any_value(version_text), (SELECT file_id FROM s_ctx)
+FROM (
+    SELECT k.run_id, k.process_name, k.version_text FROM s_kind k ANTI JOIN s_bad b USING (rec)
+    WHERE k.kind IN ('run', 'verdict')
+) r
+WHERE NOT EXISTS (SELECT 1 FROM runs x WHERE x.run_id = r.run_id)
+GROUP BY run_id;
+
+-- name: new_decisions
+CREATE OR REPLACE TEMP TABLE s_new_dec AS
+SELECT * FROM (
+    SELECT md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
+                         coalesce(at_ts::VARCHAR, ''))) AS decision_id, d.*
+    FROM s_dec2 d ANTI JOIN s_bad b USING (rec)
+    QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY rec) = 1
+) g ANTI JOIN decisions x USING (decision_id);
+
+-- name: insert_decisions
+INSERT INTO decisions
+SELECT decision_id, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source,
+       (SELECT file_id FROM s_ctx), line_no, path
+FROM s_new_dec;
+
+-- name: insert_quarantine
+INSERT INTO quarantine
+SELECT (SELECT file_id FROM s_ctx), (SELECT path FROM s_ctx), b.line_no, b.json_path,
+       CASE WHEN strlen(raw) > 65536 THEN left(raw, 65536) || ' …[truncated]' ELSE raw END, b.reason
+FROM (
+    SELECT b.*, coalesce(p.raw, s.line) AS raw
+    FROM s_bad b
+    LEFT JOIN (SELECT rec, any_value(raw) AS raw FROM pre_bad GROUP BY rec) p USING (rec)
+    LEFT JOIN stage_lines s USING (rec)
+) b
+WHERE NOT EXISTS (
+    SELECT 1 FROM quarantine q
+    WHERE q.path = (SELECT path FROM s_ctx) AND q.line_no IS NOT DISTINCT FROM b.line_no
+      AND q.json_path IS NOT DISTINCT FROM b.json_path AND q.reason = b.reason
+);
+
+-- name: counts
+SELECT
+    (SELECT count(*) FROM s_rec) + (SELECT count(DISTINCT rec) FROM pre_bad) AS n_read,
+    (SELECT count(*) FROM s_bad) AS n_quarantined,
+    (SELECT count(DISTINCT rec) FROM (
+        SELECT rec FROM s_new_check UNION ALL SELECT rec FROM s_new_dec)) AS n_new;

@@ -1,0 +1,121 @@
+-- calibrate store, schema version 1.
+-- Tables hold facts as recorded; views derive labels and defaults so that the
+-- order in which files were ingested never changes an answer.
+
+CREATE TABLE IF NOT EXISTS meta (
+    key   VARCHAR PRIMARY KEY,
+    value VARCHAR
+);
+
+-- One row per ingested file version (the ingest log).
+CREATE TABLE IF NOT EXISTS files (
+    file_id       INTEGER PRIMARY KEY,
+    path          VARCHAR NOT NULL,
+    sha256        VARCHAR NOT NULL,
+    kind          VARCHAR NOT NULL,   -- records | process | limits | csv | parquet
+    bytes         BIGINT,
+    ingested_at   TIMESTAMPTZ NOT NULL,
+    n_read        BIGINT NOT NULL,
+    n_loaded      BIGINT NOT NULL,
+    n_new         BIGINT NOT NULL,
+    n_quarantined BIGINT NOT NULL
+);
+CREATE SEQUENCE IF NOT EXISTS file_id_seq START 1;
+
+CREATE TABLE IF NOT EXISTS runs (
+    run_id   VARCHAR NOT NULL,
+    process  VARCHAR,
+    version  VARCHAR,
+    file_id  INTEGER
+);
+
+-- One row per recorded verdict.
+CREATE TABLE IF NOT EXISTS checks (
+    check_id     VARCHAR NOT NULL,    -- md5 of the natural key (run, step, attempt, at, verdict, model)
+    run_id       VARCHAR NOT NULL,
+    process      VARCHAR,
+    version      VARCHAR,
+    step         VARCHAR NOT NULL,
+    attempt      INTEGER NOT NULL,
+    verdict      VARCHAR NOT NULL,    -- pass | fail | unsure | error
+    advisory     BOOLEAN,
+    model        VARCHAR,
+    checked_at   TIMESTAMPTZ,
+    recorded_in  VARCHAR NOT NULL,    -- steps.check | handoff.check | history | escalation.check | verdict line
+    truncated    BOOLEAN NOT NULL,
+    truncation   JSON,
+    n_questions  INTEGER NOT NULL,
+    file_id      INTEGER,
+    line_no      BIGINT,
+    json_path    VARCHAR
+);
+
+-- One row per question answered in a check.
+CREATE TABLE IF NOT EXISTS answers (
+    check_id    VARCHAR NOT NULL,
+    position    INTEGER NOT NULL,
+    question_id VARCHAR NOT NULL,     -- md5(process, step, ask)
+    ask         VARCHAR NOT NULL,
+    kind        VARCHAR NOT NULL,     -- yes_no | choice | rubric
+    p           DOUBLE,               -- yes_no: yes-probability
+    name        VARCHAR,              -- choice: answer name
+    level       INTEGER,              -- rubric: level, 0-based
+    confidence  DOUBLE,
+    result      VARCHAR               -- pass | fail | unsure, as recorded
+);
+
+-- A person's decision on a submission (run, checked step, attempt).
+CREATE TABLE IF NOT EXISTS decisions (
+    decision_id VARCHAR NOT NULL,     -- md5 of (run, step, attempt, decision, by, at)
+    run_id      VARCHAR NOT NULL,
+    process     VARCHAR,
+    step        VARCHAR NOT NULL,
+    attempt     INTEGER NOT NULL,
+    decision    VARCHAR NOT NULL,
+    decided_by  VARCHAR,
+    decided_at  TIMESTAMPTZ,
+    note        VARCHAR,
+    source      VARCHAR NOT NULL,     -- approve step | history | escalation | table
+    file_id     INTEGER,
+    line_no     BIGINT,
+    json_path   VARCHAR
+);
+
+-- Questions known from process files (thresholds as written; NULL = server default).
+CREATE TABLE IF NOT EXISTS questions (
+    question_id     VARCHAR NOT NULL,
+    process         VARCHAR NOT NULL,
+    process_version VARCHAR,
+    step            VARCHAR NOT NULL,
+    position        INTEGER NOT NULL,
+    ask             VARCHAR NOT NULL,
+    kind            VARCHAR NOT NULL,
+    pass_p          DOUBLE,
+    fail_p          DOUBLE,
+    pass_names      VARCHAR[],
+    unsure_names    VARCHAR[],
+    pass_level      INTEGER,
+    confidence      DOUBLE,
+    one_of          JSON,
+    levels          VARCHAR[],
+    advisory        BOOLEAN,
+    file_id         INTEGER
+);
+
+-- describe.limits, as ingested; the latest file wins.
+CREATE TABLE IF NOT EXISTS limits (
+    file_id          INTEGER,
+    check_pass       DOUBLE,
+    check_fail       DOUBLE,
+    check_confidence DOUBLE,
+    state_bytes      BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS quarantine (
+    file_id   INTEGER,
+    path      VARCHAR NOT NULL,
+    line_no   BIGINT,
+    json_path VARCHAR,
+    raw       VARCHAR,
+    reason    VARCHAR NOT NULL
+);

@@ -1,0 +1,69 @@
+-- Derived views. Re-created on every open, so they always match the code.
+
+CREATE OR REPLACE VIEW current_limits AS
+SELECT
+    coalesce((SELECT check_pass FROM limits ORDER BY file_id DESC LIMIT 1), 0.9) AS check_pass,
+    (SELECT check_fail FROM limits ORDER BY file_id DESC LIMIT 1) AS check_fail,
+    coalesce((SELECT check_confidence FROM limits ORDER BY file_id DESC LIMIT 1), 0.8) AS check_confidence;
+
+-- Questions with the server defaults filled in where the process file left a key out.
+CREATE OR REPLACE VIEW question_thresholds AS
+SELECT
+    q.question_id, q.process, q.process_version, q.step, q.position, q.ask, q.kind,
+    CASE WHEN q.kind = 'yes_no' THEN coalesce(q.pass_p, l.check_pass) END AS pass_p,
+    CASE WHEN q.kind = 'yes_no' THEN coalesce(q.fail_p, l.check_fail) END AS fail_p,
+    q.pass_names, q.unsure_names, q.pass_level,
+    CASE WHEN q.kind IN ('choice', 'rubric') THEN coalesce(q.confidence, l.check_confidence) END
+        AS min_confidence,
+    q.one_of, q.levels, q.advisory
+FROM questions q CROSS JOIN current_limits l;
+
+-- All decisions on one submission folded into one label; the latest by `at` is used.
+CREATE OR REPLACE VIEW submission_labels AS
+SELECT
+    run_id, step, attempt,
+    arg_max(decision, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS decision,
+    arg_max(decided_by, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS decided_by,
+    max(decided_at) AS decided_at,
+    arg_max(note, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS note,
+    count(*) AS n_decisions,
+    count(DISTINCT decision) > 1 AS conflict
+FROM decisions
+GROUP BY run_id, step, attempt;
+
+-- One row per recorded check. The latest check of a submission carries the
+-- person's decision; an earlier check of the same attempt (a blocking fail the
+-- agent then fixed) was never seen by the person and stays unlabeled.
+CREATE OR REPLACE VIEW labeled AS
+WITH ranked AS (
+    SELECT c.*,
+           row_number() OVER (
+               PARTITION BY run_id, step, attempt
+               ORDER BY checked_at DESC NULLS LAST, check_id) = 1 AS is_latest
+    FROM checks c
+)
+SELECT
+    r.check_id, r.run_id, r.process, r.version, r.step, r.attempt, r.verdict, r.advisory,
+    r.model, r.checked_at AS "at", r.recorded_in, r.truncated, r.n_questions, r.is_latest,
+    CASE WHEN r.is_latest THEN s.decision END AS decision,
+    CASE WHEN r.is_latest THEN s.decided_by END AS decided_by,
+    CASE WHEN r.is_latest THEN s.decided_at END AS decided_at,
+    CASE WHEN r.is_latest THEN s.note END AS note,
+    CASE WHEN r.is_latest THEN s.decision IN ('approved', 'completed') END AS label,
+    coalesce(r.is_latest AND s.conflict, false) AS conflict,
+    CASE WHEN r.is_latest THEN coalesce(s.n_decisions, 0) ELSE 0 END AS n_decisions
+FROM ranked r
+LEFT JOIN submission_labels s USING (run_id, step, attempt);
+
+-- One row per answered question, with its check's label and the thresholds in force.
+CREATE OR REPLACE VIEW labeled_answers AS
+SELECT
+    l.check_id, l.run_id, l.process, l.version, l.step, l.attempt, l.verdict, l.advisory,
+    l.model, l."at", l.decision, l.decided_by, l.decided_at, l.label, l.conflict, l.is_latest,
+    a.position, a.question_id, a.ask, a.kind, a.p, a.name, a.level, a.confidence, a.result,
+    t.question_id IS NOT NULL AS in_process_file,
+    t.pass_p, t.fail_p, t.pass_names, t.unsure_names, t.pass_level, t.min_confidence,
+    t.one_of, t.levels
+FROM labeled l
+JOIN answers a USING (check_id)
+LEFT JOIN question_thresholds t USING (question_id);

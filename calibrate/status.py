@@ -1,0 +1,63 @@
+"""What the store holds: counts that add up, per process, step and model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from calibrate.consistency import flag_counts
+from calibrate.store import schema_version
+
+
+def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+    """Summarise the store.
+
+    Returns
+    -------
+    dict
+        ``runs``, ``checks``, ``answers``, ``decisions``, ``labeled_checks``,
+        ``unlabeled_checks``, ``conflicts``, ``quarantined``, ``files``,
+        ``processes`` (a list of ``{process, step, model, checks, labeled,
+        first_at, last_at}``), ``flags`` and ``schema_version``.
+    """
+
+    def one(sql: str) -> int:
+        return int(con.execute(sql).fetchone()[0] or 0)
+
+    processes = con.execute(
+        """SELECT process, step, model, count(*) AS checks, count(label) AS labeled,
+                  min("at") AS first_at, max("at") AS last_at
+           FROM labeled GROUP BY ALL ORDER BY process, step, first_at, model"""
+    ).fetchall()
+    return {
+        "runs": one("SELECT count(*) FROM runs"),
+        "checks": one("SELECT count(*) FROM checks"),
+        "answers": one("SELECT count(*) FROM answers"),
+        "decisions": one("SELECT count(*) FROM decisions"),
+        "labeled_checks": one("SELECT count(*) FROM labeled WHERE label IS NOT NULL"),
+        "unlabeled_checks": one("SELECT count(*) FROM labeled WHERE label IS NULL"),
+        "conflicts": one("SELECT count(*) FROM submission_labels WHERE conflict"),
+        "quarantined": one("SELECT count(*) FROM quarantine"),
+        "files": one("SELECT count(*) FROM files"),
+        "processes": [
+            {
+                "process": p, "step": s, "model": m, "checks": n, "labeled": k,
+                "first_at": a.isoformat() if a else None, "last_at": b.isoformat() if b else None,
+            }
+            for p, s, m, n, k, a, b in processes
+        ],  # fmt: skip
+        "flags": flag_counts(con),
+        "schema_version": schema_version(con),
+    }
+
+
+def quarantine_rows(con: duckdb.DuckDBPyConnection, limit: int = 50) -> list[dict[str, Any]]:
+    """The quarantined records, newest file first, with what to fix."""
+    rows = con.execute(
+        """SELECT path, line_no, json_path, reason, raw FROM quarantine
+           ORDER BY file_id DESC, line_no NULLS LAST LIMIT ?""",
+        [limit],
+    ).fetchall()
+    keys = ("path", "line_no", "json_path", "reason", "raw")
+    return [dict(zip(keys, r, strict=True)) for r in rows]

@@ -1,0 +1,135 @@
+"""Open, create and check the DuckDB store.
+
+The store is one DuckDB file. Its path is, in order of precedence, the
+``path`` argument (the CLI's ``--db``), the ``CALIBRATE_DB`` environment
+variable, or ``calibrate.duckdb`` in the working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+
+from calibrate.errors import StoreBusyError, StoreError
+
+SCHEMA_VERSION = 1
+DEFAULT_DB = "calibrate.duckdb"
+ENV_VAR = "CALIBRATE_DB"
+
+
+def default_path() -> Path:
+    """The store path when none is given: ``$CALIBRATE_DB`` or ``./calibrate.duckdb``."""
+    return Path(os.environ.get(ENV_VAR) or DEFAULT_DB)
+
+
+def _sql(name: str) -> str:
+    return resources.files("calibrate.sql").joinpath(name).read_text(encoding="utf-8")
+
+
+def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the store, creating it (and its schema) when writing to a new file.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        The DuckDB file; ``":memory:"`` for a throw-away store. Defaults to
+        :func:`default_path`.
+    read_only : bool, default=False
+        Open without taking the write lock, so several readers can share the
+        file while nothing writes. A missing file is an error in this mode.
+
+    Returns
+    -------
+    duckdb.DuckDBPyConnection
+
+    Raises
+    ------
+    StoreBusyError
+        Another process holds the file for writing.
+    StoreError
+        The file is missing (read-only), is not a DuckDB file, or has a schema
+        this version of calibrate cannot read.
+    """
+    target = str(path) if path is not None else str(default_path())
+    if target != ":memory:":
+        p = Path(target)
+        if read_only and not p.exists():
+            raise StoreError(f"no store at {target}: run `calibrate ingest` first")
+        if p.exists() and p.is_dir():
+            raise StoreError(f"{target} is a directory, not a DuckDB file")
+        if not read_only and not p.parent.exists():
+            raise StoreError(f"cannot create {target}: folder {p.parent} does not exist")
+    try:
+        con = duckdb.connect(target, read_only=read_only)
+    except duckdb.IOException as exc:
+        message = str(exc)
+        if "lock" in message.lower():
+            raise StoreBusyError(
+                f"store {target} is in use by another process; wait for it to finish and retry"
+            ) from exc
+        raise StoreError(f"cannot open store {target}: {message.splitlines()[0]}") from exc
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open store {target}: {str(exc).splitlines()[0]}") from exc
+    try:
+        # Times are stored and compared in UTC whatever the machine's zone.
+        con.execute("SET TimeZone = 'UTC'")
+        _prepare(con, read_only=read_only, target=target)
+    except Exception:
+        con.close()
+        raise
+    return con
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, *, read_only: bool, target: str) -> None:
+    has_meta = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+    ).fetchone()[0]
+    if not has_meta:
+        n_tables = con.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+        if n_tables:
+            raise StoreError(f"{target} is a DuckDB file but not a calibrate store")
+        if read_only:
+            raise StoreError(f"{target} is empty: run `calibrate ingest` first")
+        con.execute(_sql("schema.sql"))
+        con.execute(
+            "INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
+        )
+    version = int(
+        con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    )
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{target} has schema version {version}, newer than this calibrate "
+            f"understands ({SCHEMA_VERSION}); upgrade calibrate"
+        )
+    if version < SCHEMA_VERSION:
+        if read_only:
+            raise StoreError(
+                f"{target} has schema version {version}; open it once for writing "
+                f"(e.g. `calibrate ingest` with no new files) to migrate it to {SCHEMA_VERSION}"
+            )
+        _migrate(con, version)
+    if not read_only:
+        con.execute(_sql("views.sql"))
+
+
+def _migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:
+    # Each step moves the schema one version forward inside one transaction.
+    migrations: dict[int, str] = {}
+    while version < SCHEMA_VERSION:
+        step = migrations.get(version)
+        if step is None:
+            raise StoreError(f"no migration from schema version {version}; re-ingest into a new store")
+        con.execute("BEGIN")
+        con.execute(step)
+        version += 1
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(version)])
+        con.execute("COMMIT")
+
+
+def schema_version(con: duckdb.DuckDBPyConnection) -> int:
+    """The schema version recorded in an open store."""
+    return int(con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])

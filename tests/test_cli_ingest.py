@@ -1,0 +1,58 @@
+"""CLI: ingest, status, simulate and their exit codes."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from calibrate.cli import app
+
+runner = CliRunner()
+
+
+def test_ingest_then_status_json(tmp_path, sample_dir):
+    db = str(tmp_path / "s.duckdb")
+    result = runner.invoke(app, ["ingest", "--db", db, str(sample_dir)])
+    assert result.exit_code == 0, result.output
+    assert "quarantined 0" in result.stdout
+    result = runner.invoke(app, ["status", "--db", db, "--format", "json"])
+    assert result.exit_code == 0
+    info = json.loads(result.stdout)
+    for key in ("runs", "checks", "answers", "decisions", "labeled_checks", "unlabeled_checks",
+                "conflicts", "quarantined", "files", "processes", "schema_version"):  # fmt: skip
+        assert key in info
+    manifest = json.loads((sample_dir / ".truth" / "manifest.json").read_text())
+    assert info["checks"] == manifest["checks"]
+    assert set(info["processes"][0]) >= {"process", "step", "model", "checks", "labeled", "first_at", "last_at"}
+
+
+def test_simulate_ingest_status(tmp_path):
+    out = tmp_path / "sim"
+    result = runner.invoke(app, ["simulate", "--runs", "200", "--seed", "5", "--out", str(out)])
+    assert result.exit_code == 0
+    manifest = json.loads(result.stdout)
+    db = str(tmp_path / "s.duckdb")
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    info = json.loads(runner.invoke(app, ["status", "--db", db, "--format", "json"]).stdout)
+    assert info["checks"] == manifest["checks"] and info["decisions"] == manifest["decisions"]
+
+
+def test_exit_codes(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert runner.invoke(app, ["ingest", "--db", db, str(bad)]).exit_code == 0
+    bad2 = tmp_path / "bad2.jsonl"
+    bad2.write_text("still not json\n")
+    assert runner.invoke(app, ["ingest", "--db", db, "--strict", str(bad2)]).exit_code == 1
+    missing = runner.invoke(app, ["ingest", "--db", db, str(tmp_path / "nope")])
+    assert missing.exit_code == 2
+    assert "no such file" in missing.output and "Traceback" not in missing.output
+    assert runner.invoke(app, ["status", "--db", str(tmp_path / "none.duckdb")]).exit_code == 2
+
+
+def test_env_var_store(tmp_path, sample_dir, monkeypatch):
+    monkeypatch.setenv("CALIBRATE_DB", str(tmp_path / "env.duckdb"))
+    assert runner.invoke(app, ["ingest", "--quiet", str(sample_dir / "limits.json")]).exit_code == 0
+    assert (tmp_path / "env.duckdb").exists()

@@ -1,0 +1,274 @@
+"""Ingest: every input form, idempotency, quarantine, label mapping and conflicts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from calibrate.ingest import ingest
+from calibrate.status import store_status
+from calibrate.store import connect
+
+TABLES = ["runs", "checks", "answers", "decisions", "questions", "limits", "quarantine"]
+
+
+def counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}  # noqa: S608
+
+
+def test_examples_load_with_expected_rows(examples_dir):
+    con = connect(":memory:")
+    report = ingest(con, [examples_dir])
+    t = report.totals
+    assert t["read"] == t["loaded"] + t["quarantined"]
+    assert t["quarantined"] == 0
+    c = counts(con)
+    # 6 run documents hold 7 checks (r-0003 has a history attempt); 2 verdict lines add 2.
+    assert c["checks"] == 9
+    assert c["decisions"] == 7
+    assert c["questions"] == 4
+    labels = dict(
+        con.execute("SELECT run_id || '#' || attempt, label FROM labeled WHERE is_latest").fetchall()
+    )
+    assert labels["r-0001#1"] is True
+    assert labels["r-0002#1"] is False
+    assert labels["r-0003#1"] is False and labels["r-0003#2"] is True
+    assert labels["r-0004#1"] is False  # completed with the person's own output = replaced
+    assert labels["r-0005#1"] is None  # blocking fail in handoff, no decision yet
+    assert labels["r-0102#1"] is False  # returned
+    recorded = dict(con.execute("SELECT run_id || '#' || attempt, recorded_in FROM checks").fetchall())
+    assert recorded["r-0003#1"] == "history"
+    assert recorded["r-0004#1"] == "escalation.check"
+    assert recorded["r-0005#1"] == "handoff.check"
+    assert recorded["r-0101#1"] == "verdict line"
+    truncated = con.execute("SELECT truncated FROM checks WHERE run_id = 'r-0006'").fetchone()[0]
+    assert truncated is True
+    note = con.execute("SELECT note FROM decisions WHERE run_id = 'r-0102'").fetchone()[0]
+    assert note == 'Summary says "cleared" but the EU list search is missing.'
+
+
+def test_round_trip_counts_equal_generator(tmp_path):
+    from calibrate.simulate import simulate
+
+    manifest = simulate(tmp_path / "sim", runs=300, seed=3)
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [tmp_path / "sim"])
+    info = store_status(con)
+    for key in ("runs", "checks", "answers", "decisions", "labeled_checks", "unlabeled_checks"):
+        assert info[key] == manifest[key], key
+    assert info["quarantined"] == 0
+    truth = pd.read_csv(tmp_path / "sim" / ".truth" / "truth.csv")
+    assert len(truth) == info["checks"]
+
+
+def test_same_rows_whichever_form(tmp_path, examples_dir):
+    """Verdict lines as JSONL, a JSON array, Parquet; decisions as CSV, JSONL, Parquet."""
+    verdicts = [json.loads(line) for line in (examples_dir / "verdicts.jsonl").read_text().splitlines()]
+    decisions = pd.read_csv(examples_dir / "decisions.csv", dtype=str, keep_default_na=False)
+    forms = {}
+    base = connect(":memory:")
+    ingest(base, [examples_dir / "verdicts.jsonl", examples_dir / "decisions.csv"])
+    expect_checks = base.execute("SELECT * EXCLUDE (file_id, line_no, json_path) FROM checks ORDER BY check_id").fetchall()
+    expect_answers = base.execute("SELECT * FROM answers ORDER BY check_id, position").fetchall()
+    expect_dec = base.execute(
+        "SELECT * EXCLUDE (file_id, line_no, json_path, source) FROM decisions ORDER BY decision_id"
+    ).fetchall()
+
+    d = tmp_path / "json"
+    d.mkdir()
+    (d / "verdicts.json").write_text(json.dumps(verdicts))
+    (d / "decisions.jsonl").write_text("\n".join(json.dumps(r) for r in decisions.to_dict("records")))
+    forms["json"] = d
+    p = tmp_path / "parquet"
+    p.mkdir()
+    con = duckdb.connect()
+    vframe = pd.DataFrame([{**v, "check": json.dumps(v["check"])} for v in verdicts])
+    con.register("v", vframe)
+    con.execute(f"COPY v TO '{p / 'verdicts.parquet'}' (FORMAT parquet)")
+    con.register("d", decisions)
+    con.execute(f"COPY d TO '{p / 'decisions.parquet'}' (FORMAT parquet)")
+    forms["parquet"] = p
+    for name, folder in forms.items():
+        store = connect(":memory:")
+        report = ingest(store, [folder])
+        assert report.totals["quarantined"] == 0, (name, report)
+        got_checks = store.execute(
+            "SELECT * EXCLUDE (file_id, line_no, json_path) FROM checks ORDER BY check_id"
+        ).fetchall()
+        assert [r[:-1] for r in got_checks] == [r[:-1] for r in expect_checks], name
+        assert store.execute("SELECT * FROM answers ORDER BY check_id, position").fetchall() == expect_answers
+        got_dec = store.execute(
+            "SELECT * EXCLUDE (file_id, line_no, json_path, source) FROM decisions ORDER BY decision_id"
+        ).fetchall()
+        assert got_dec == expect_dec, name
+
+
+def test_single_run_json_file(tmp_path, examples_dir):
+    first = (examples_dir / "runs.jsonl").read_text().splitlines()[2]
+    (tmp_path / "r.json").write_text(json.dumps(json.loads(first), indent=2))
+    con = connect(":memory:")
+    report = ingest(con, [tmp_path / "r.json"])
+    assert report.totals == {"read": 1, "loaded": 1, "new": 1, "quarantined": 0}
+    assert con.execute("SELECT count(*) FROM checks").fetchone()[0] == 2
+
+
+def test_idempotent_and_grown_file(tmp_path, sample_dir):
+    folder = tmp_path / "exp"
+    shutil.copytree(sample_dir, folder)
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [folder])
+    first = store_status(con)
+    again = ingest(con, [folder])
+    assert all(f.status in ("unchanged", "skipped") for f in again.files)
+    assert store_status(con) == first
+
+    runs = (folder / "runs.jsonl").read_text().splitlines(keepends=True)
+    half = tmp_path / "grow" / "runs.jsonl"
+    half.parent.mkdir()
+    half.write_text("".join(runs[:100]))
+    con2 = connect(tmp_path / "g.duckdb")
+    ingest(con2, [half])
+    n_checks = con2.execute("SELECT count(*) FROM checks").fetchone()[0]
+    half.write_text("".join(runs[:150]))
+    grown = ingest(con2, [half])
+    assert grown.files[0].read == 150 and grown.files[0].new == 50
+    whole = connect(":memory:")
+    sub = tmp_path / "exact" / "runs.jsonl"
+    sub.parent.mkdir()
+    sub.write_text("".join(runs[:150]))
+    ingest(whole, [sub])
+    assert con2.execute("SELECT count(*) FROM checks").fetchone()[0] == whole.execute(
+        "SELECT count(*) FROM checks"
+    ).fetchone()[0]
+    assert con2.execute("SELECT count(*) FROM checks").fetchone()[0] > n_checks
+
+
+GOOD_Q = {"ask": "Is it right?", "kind": "yes_no", "answer": 0.95, "result": "pass"}
+
+
+def verdict_line(run: str, questions: list, **check) -> str:
+    body = {"verdict": "pass", "advisory": True, "model": "m1", "questions": questions, "at": "2026-10-01T10:00:00Z"}
+    body.update(check)
+    return json.dumps({"run": run, "process": "p", "version": "1", "step": "s", "attempt": 1, "check": body})
+
+
+BAD_LINES = {
+    "not valid JSON": '{"run": "r-x", "step": ',
+    "outside [0, 1]": verdict_line("r1", [{**GOOD_Q, "answer": 1.7}]),
+    "not a number": verdict_line("r2", [{**GOOD_Q, "answer": "high"}]),
+    "not a finite number": verdict_line("r3", [{**GOOD_Q, "answer": float("nan")}]),
+    'unknown kind "scale"': verdict_line("r4", [{**GOOD_Q, "kind": "scale"}]),
+    'has no "ask"': verdict_line("r5", [{k: v for k, v in GOOD_Q.items() if k != "ask"}]),
+    'has no "answer"': verdict_line("r6", [{k: v for k, v in GOOD_Q.items() if k != "answer"}]),
+    'has no "verdict"': json.dumps({"run": "r7", "step": "s", "check": {"questions": [GOOD_Q]}}),
+    "confidence 1.5": verdict_line(
+        "r8", [{"ask": "c?", "kind": "choice", "answer": "a", "confidence": 1.5, "result": "pass"}]
+    ),
+    "non-negative integer level": verdict_line(
+        "r9", [{"ask": "r?", "kind": "rubric", "answer": -1, "confidence": 0.9, "result": "fail"}]
+    ),
+    "expected an object": "[1, 2, 3]",
+    "asked twice": verdict_line("r10", [GOOD_Q, GOOD_Q]),
+    "is not an ISO 8601 time": verdict_line("r11", [GOOD_Q], at="yesterday"),
+}
+
+
+def test_bad_records_quarantined_with_reasons(tmp_path):
+    lines = [verdict_line("good-1", [GOOD_Q])]
+    lines += list(BAD_LINES.values())
+    lines.append(verdict_line("good-2", [GOOD_Q]))
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    con = connect(":memory:")
+    report = ingest(con, [path])
+    f = report.files[0]
+    assert f.read == len(lines)
+    assert f.quarantined == len(BAD_LINES)
+    assert f.loaded == 2 and f.read == f.loaded + f.quarantined
+    rows = con.execute("SELECT line_no, reason, raw FROM quarantine ORDER BY line_no").fetchall()
+    assert [r[0] for r in rows] == list(range(2, 2 + len(BAD_LINES)))
+    for (line_no, reason, raw), (needle, line) in zip(rows, BAD_LINES.items(), strict=True):
+        assert needle in reason, (line_no, reason)
+        assert raw == line
+    assert sorted(r[0] for r in con.execute("SELECT run_id FROM checks").fetchall()) == ["good-1", "good-2"]
+
+
+def test_label_mapping_and_conflicts(tmp_path):
+    lines = [verdict_line(f"r{i}", [GOOD_Q]) for i in range(7)]
+    (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n")
+    kinds = ["approved", "completed", "rejected", "returned", "replaced", "failed"]
+    rows = [f"r{i},p,s,1,{k},ana,2026-10-02T10:00:00Z," for i, k in enumerate(kinds)]
+    rows += ["r6,p,s,1,approved,ana,2026-10-02T10:00:00Z,", "r6,p,s,1,rejected,ben,2026-10-02T11:00:00Z,late"]
+    (tmp_path / "d.csv").write_text("run,process,step,attempt,decision,by,at,note\n" + "\n".join(rows) + "\n")
+    con = connect(":memory:")
+    ingest(con, [tmp_path])
+    got = dict(con.execute("SELECT run_id, label FROM labeled").fetchall())
+    assert [got[f"r{i}"] for i in range(6)] == [True, True, False, False, False, False]
+    assert got["r6"] is False  # the latest decision wins
+    assert con.execute("SELECT conflict, n_decisions FROM labeled WHERE run_id = 'r6'").fetchone() == (True, 2)
+    assert store_status(con)["conflicts"] == 1
+
+
+def test_unknown_decision_and_missing_column(tmp_path):
+    (tmp_path / "v.jsonl").write_text(verdict_line("r1", [GOOD_Q]) + "\n")
+    (tmp_path / "d.csv").write_text(
+        "run,process,step,attempt,decision,by,at,note\nr1,p,s,1,maybe,ana,2026-10-02T10:00:00Z,\n"
+    )
+    (tmp_path / "e.csv").write_text("run,process,step,decision,by\nr1,p,s,approved,ana\n")
+    con = connect(":memory:")
+    report = ingest(con, [tmp_path])
+    reasons = [r[0] for r in con.execute("SELECT reason FROM quarantine ORDER BY path").fetchall()]
+    assert any("unknown decision" in r for r in reasons)
+    assert any("no attempt" in r for r in reasons)
+    assert report.totals["read"] == report.totals["loaded"] + report.totals["quarantined"]
+
+
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        ("process: p\nsteps:\n\t- id: s\n", "not valid YAML"),
+        ("a: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(f"b{i}: &b{i} [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n" for i in range(20)), "alias"),
+        ("process: p\nsteps:\n  - id: s\n    check: 42\n", "check"),
+    ],
+)
+def test_bad_process_files(tmp_path, content, reason):
+    path = tmp_path / "p.yaml"
+    path.write_text(content)
+    con = connect(":memory:")
+    report = ingest(con, [path])
+    assert report.files[0].quarantined == 1
+    assert reason in con.execute("SELECT reason FROM quarantine").fetchone()[0]
+
+
+def test_hidden_and_unknown_files_skipped(tmp_path, sample_dir):
+    con = connect(":memory:")
+    report = ingest(con, [sample_dir])
+    assert not any(".truth" in f.path for f in report.files)
+    (tmp_path / "notes.txt").write_text("hello")
+    report = ingest(con, [tmp_path])
+    assert report.files[0].status == "skipped"
+
+
+def test_invalid_utf8_and_bom_and_crlf(tmp_path):
+    good = verdict_line("r1", [GOOD_Q]).encode()
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + good + b"\r\n" + b'{"run": "\xff\xfe"}\r\n' + verdict_line("r2", [GOOD_Q]).encode())
+    con = connect(":memory:")
+    report = ingest(con, [path])
+    assert (report.files[0].read, report.files[0].loaded, report.files[0].quarantined) == (3, 2, 1)
+    assert "not valid UTF-8" in con.execute("SELECT reason FROM quarantine").fetchone()[0]
+
+
+def test_overlong_line_quarantined(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text(verdict_line("r1", [GOOD_Q]) + "\n" + '{"run": "' + "x" * 5000 + '"}\n' + verdict_line("r2", [GOOD_Q]) + "\n")
+    con = connect(":memory:")
+    report = ingest(con, [path], max_line_bytes=2048)
+    assert (report.files[0].read, report.files[0].quarantined) == (3, 1)
+    line_no, reason = con.execute("SELECT line_no, reason FROM quarantine").fetchone()
+    assert line_no == 2 and "max-line-bytes" in reason

@@ -1,0 +1,43 @@
+"""The store: creation, schema version, read-only opening, locking."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from calibrate.errors import StoreError
+from calibrate.store import SCHEMA_VERSION, connect, default_path, schema_version
+
+
+def test_new_store_has_schema_version(tmp_path):
+    con = connect(tmp_path / "a.duckdb")
+    assert schema_version(con) == SCHEMA_VERSION
+
+
+def test_newer_schema_refused(tmp_path):
+    path = tmp_path / "a.duckdb"
+    connect(path).close()
+    raw = duckdb.connect(str(path))
+    raw.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    raw.close()
+    with pytest.raises(StoreError, match="newer"):
+        connect(path)
+
+
+def test_foreign_duckdb_file_refused(tmp_path):
+    path = tmp_path / "other.duckdb"
+    raw = duckdb.connect(str(path))
+    raw.execute("CREATE TABLE t (x INTEGER)")
+    raw.close()
+    with pytest.raises(StoreError, match="not a calibrate store"):
+        connect(path)
+
+
+def test_read_only_missing_store(tmp_path):
+    with pytest.raises(StoreError, match="no store"):
+        connect(tmp_path / "missing.duckdb", read_only=True)
+
+
+def test_env_var_sets_default(monkeypatch, tmp_path):
+    monkeypatch.setenv("CALIBRATE_DB", str(tmp_path / "env.duckdb"))
+    assert default_path() == tmp_path / "env.duckdb"
