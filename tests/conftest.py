@@ -13,7 +13,8 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "data" / "sample"
-EXAMPLES_DIR = Path(os.environ.get("CALIBRATE_EXAMPLES", ROOT.parent / "shared" / "examples"))
+# A copy of ../shared/examples is kept in tests/data/examples so the suite runs without ../shared.
+EXAMPLES_DIR = Path(os.environ.get("CALIBRATE_EXAMPLES", ROOT / "tests" / "data" / "examples"))
 
 
 @pytest.fixture(scope="session")
