@@ -67,7 +67,7 @@ class StepModel:
     base_rate: tuple[float, float]  # acceptable share at start and end of the window
     evaluators: list[tuple[float, Evaluator]]  # (from fraction of the window, evaluator)
     approve_step: str | None  # None: decisions go to the decision table
-    escalation_share: float = 0.0
+    escalation_share: float = 0.0  # share of unsure verdicts escalated to a person
     advisory: bool = True
 
 
@@ -137,7 +137,7 @@ def _models() -> list[StepModel]:
             "expense-review", 2, "review_expense",
             "Review the expense claim against the policy and the receipt.",
             expense_check, share=0.30, base_rate=(0.70, 0.60),
-            evaluators=[(0.0, weak)], approve_step="approve_expense", escalation_share=0.05,
+            evaluators=[(0.0, weak)], approve_step="approve_expense", escalation_share=0.2,
         ),
     ]  # fmt: skip
 
@@ -296,10 +296,12 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
         ans2, verdict2, model2, pcal2 = sim.answers_for(sm, questions, acc2, np.minimum(frac + 0.002, 1))
         u = rng.random((n, 8))
         approver = rng.choice(APPROVERS, size=(n, 2), p=[0.3, 0.25, 0.2, 0.15, 0.1])
-        running = u[:, 0] < 0.02  # still in progress at export: a blocking fail in handoff, no decision
+        # Still in progress at export: a blocking fail in handoff.check, no decision yet.
+        running = (u[:, 0] < 0.08) & (verdict1 == 1)
         error = u[:, 1] < 0.01
         truncated = u[:, 2] < 0.03
-        escalated = u[:, 3] < sm.escalation_share
+        # Only an unsure verdict is escalated to a person (check-1 §3).
+        escalated = (u[:, 3] < sm.escalation_share) & (verdict1 == 2) & ~error
         for k, i in enumerate(idx):
             t0 = START + timedelta(days=WINDOW_DAYS * float(frac[k]))
             run: dict[str, Any] = {"run": run_ids[i], "process": sm.process, "version": str(sm.version)}
@@ -330,8 +332,7 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
 
             sim.counts["runs"] += 1
             if running[k]:
-                check = verdict_obj(ans1[k], 1, model1[k], t0)
-                check["verdict"] = "fail"
+                check = verdict_obj(ans1[k], verdict1[k], model1[k], t0)
                 check["advisory"] = False
                 steps[sm.step] = {"status": "running"}
                 run["steps"] = steps
@@ -380,7 +381,6 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
             note = NOTES[int(u[k, 7] * 8) % len(NOTES)] if (not ok and u[k, 7] < 0.5) else None
             if escalated[k] and not is_err:
                 # Escalated to a person: the same check shows in escalation.check and steps.<id>.check.
-                check["verdict"] = "unsure"
                 resolution = "completed" if ok else ("returned" if u[k, 6] < 0.5 else "failed")
                 esc = {"check": check, "resolution": resolution, "by": who, "at": decided_at}
                 if resolution == "completed":
