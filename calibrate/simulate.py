@@ -27,9 +27,10 @@ submission) is written to ``.truth/truth.csv``, inside a hidden folder that
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ import yaml
 
 from calibrate.profile import RESULT_NAMES, Kind, Limits, Question, decide, parse_check, worst
 
-START = datetime(2026, 8, 3, tzinfo=timezone.utc)
+START = datetime(2026, 8, 3, tzinfo=UTC)
 WINDOW_DAYS = 84
 
 
@@ -73,7 +74,11 @@ class StepModel:
 
 def _models() -> list[StepModel]:
     vendor_check = [
-        {"ask": "The cleared verdict matches what the attached report says.", "pass": 0.9, "fail": 0.5},
+        {
+            "ask": "The cleared verdict matches what the attached report says.",
+            "pass": 0.9,
+            "fail": 0.5,
+        },
         {
             "ask": "What does the summary do?",
             "one_of": {
@@ -205,17 +210,21 @@ class _Sim:
                 names = list(q.one_of)
                 ans = np.empty(n, dtype=object)
                 for truth in (True, False):
-                    for name in set(models.tolist()):
+                    for name in sorted(set(models.tolist())):
                         sel = (acceptable == truth) & (models == name)
-                        probs = evaluator_of[name].choice_probs.get(truth) or _default_probs(len(names), truth)
+                        probs = evaluator_of[name].choice_probs.get(truth) or _default_probs(
+                            len(names), truth
+                        )
                         ans[sel] = rng.choice(names, size=int(sel.sum()), p=probs)
                 columns.append((q, ans, _confidence(rng, np.isin(ans, q.pass_names) == acceptable)))
             else:
                 ans = np.empty(n, dtype=int)
                 for truth in (True, False):
-                    for name in set(models.tolist()):
+                    for name in sorted(set(models.tolist())):
                         sel = (acceptable == truth) & (models == name)
-                        probs = evaluator_of[name].rubric_probs.get(truth) or _default_probs(len(q.levels), truth)
+                        probs = evaluator_of[name].rubric_probs.get(truth) or _default_probs(
+                            len(q.levels), truth
+                        )
                         ans[sel] = rng.choice(len(q.levels), size=int(sel.sum()), p=probs)
                 columns.append((q, ans, _confidence(rng, (ans >= q.pass_level) == acceptable)))
         results = np.column_stack([decide(q, a, c) for q, a, c in columns])
@@ -225,7 +234,11 @@ class _Sim:
             row = []
             for j, (q, a, c) in enumerate(columns):
                 item: dict[str, Any] = {"ask": q.ask, "kind": q.kind.value}
-                item["answer"] = float(a[i]) if q.kind is Kind.YES_NO else (str(a[i]) if q.kind is Kind.CHOICE else int(a[i]))
+                item["answer"] = (
+                    float(a[i])
+                    if q.kind is Kind.YES_NO
+                    else (str(a[i]) if q.kind is Kind.CHOICE else int(a[i]))
+                )
                 if c is not None:
                     item["confidence"] = float(c[i])
                 item["result"] = RESULT_NAMES[results[i, j]]
@@ -245,6 +258,30 @@ def _default_probs(k: int, truth: bool) -> list[float]:
     w = np.arange(1, k + 1, dtype=float)
     w = w**2 if truth else w[::-1] ** 2
     return list(w / w.sum())
+
+
+def _verdict_obj(ans, verdict, model, at, *, advisory, u, err=False, trunc=False) -> dict[str, Any]:
+    """A check-1 verdict object (spec §3)."""
+    v: dict[str, Any] = {
+        "verdict": "error" if err else RESULT_NAMES[verdict],
+        "advisory": advisory,
+        "model": model,
+        "questions": [] if err else ans,
+        "at": _iso(at),
+    }
+    if trunc:
+        total = 65536 + int(1000 + 90000 * u[4])
+        v["truncated"] = {"bytes_shown": 65536, "bytes_total": total, "steps_dropped": ["intake"]}
+    return v
+
+
+def _person_decides(acceptable, verdict_code, who, *, rng, u) -> tuple[bool, timedelta]:
+    """The approver's call and how long it took; the rubber-stamper follows the check."""
+    if who == RUBBER_STAMP:
+        ok = verdict_code == 0 if verdict_code != 2 else bool(acceptable)
+        return bool(ok), timedelta(seconds=int(5 + 40 * u[5]))
+    flip = rng.random() < APPROVER_ERROR[who]
+    return bool(acceptable) != flip, timedelta(minutes=int(3 + 180 * u[5]))
 
 
 def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[str, Any]:
@@ -293,7 +330,9 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
         # A rejected first attempt is reworked half of the time; the rework is acceptable more often.
         acc2 = rng.random(n) < np.minimum(base + 0.1, 0.98)
         ans1, verdict1, model1, pcal1 = sim.answers_for(sm, questions, acc1, frac)
-        ans2, verdict2, model2, pcal2 = sim.answers_for(sm, questions, acc2, np.minimum(frac + 0.002, 1))
+        ans2, verdict2, model2, pcal2 = sim.answers_for(
+            sm, questions, acc2, np.minimum(frac + 0.002, 1)
+        )
         u = rng.random((n, 8))
         approver = rng.choice(APPROVERS, size=(n, 2), p=[0.3, 0.25, 0.2, 0.15, 0.1])
         # Still in progress at export: a blocking fail in handoff.check, no decision yet.
@@ -304,32 +343,17 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
         escalated = (u[:, 3] < sm.escalation_share) & (verdict1 == 2) & ~error
         for k, i in enumerate(idx):
             t0 = START + timedelta(days=WINDOW_DAYS * float(frac[k]))
-            run: dict[str, Any] = {"run": run_ids[i], "process": sm.process, "version": str(sm.version)}
+            run: dict[str, Any] = {
+                "run": run_ids[i],
+                "process": sm.process,
+                "version": str(sm.version),
+            }
             steps: dict[str, Any] = {}
             step_doc: dict[str, Any] = {"status": "completed"}
 
-            def verdict_obj(ans, verdict, model, at, *, err=False, trunc=False):
-                v: dict[str, Any] = {
-                    "verdict": "error" if err else RESULT_NAMES[verdict],
-                    "advisory": sm.advisory,
-                    "model": model,
-                    "questions": [] if err else ans,
-                    "at": _iso(at),
-                }
-                if trunc:
-                    v["truncated"] = {"bytes_shown": 65536, "bytes_total": 65536 + int(1000 + 90000 * u[k, 4]), "steps_dropped": ["intake"]}
-                return v
-
-            def person_decides(acceptable, verdict_code, who):
-                if who == RUBBER_STAMP:
-                    ok = verdict_code == 0 if verdict_code != 2 else bool(acceptable)
-                    delay = timedelta(seconds=int(5 + 40 * u[k, 5]))
-                else:
-                    flip = rng.random() < APPROVER_ERROR[who]
-                    ok = bool(acceptable) != flip
-                    delay = timedelta(minutes=int(3 + 180 * u[k, 5]))
-                return ok, delay
-
+            u_k = u[k]
+            verdict_obj = functools.partial(_verdict_obj, advisory=sm.advisory, u=u_k)
+            person_decides = functools.partial(_person_decides, rng=rng, u=u_k)
             sim.counts["runs"] += 1
             if running[k]:
                 check = verdict_obj(ans1[k], verdict1[k], model1[k], t0)
@@ -340,25 +364,35 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
                 sim.counts["checks"] += 1
                 sim.counts["answers"] += len(ans1[k])
                 unlabeled += 1
-                sim.truth_rows.append((run_ids[i], sm.process, sm.step, 1, int(acc1[k]), round(float(pcal1[k]), 6)))
+                sim.truth_rows.append(
+                    (run_ids[i], sm.process, sm.step, 1, int(acc1[k]), round(float(pcal1[k]), 6))
+                )
                 docs[i] = run
                 continue
             attempt = 1
             history = []
             first_ok, delay1 = person_decides(acc1[k], verdict1[k], approver[k, 0])
             is_err = bool(error[k])
-            if not first_ok and u[k, 6] < 0.5 and not escalated[k]:
+            if not first_ok and u_k[6] < 0.5 and not escalated[k]:
                 # First attempt rejected and reworked: it lives in history with its decision.
                 chk = verdict_obj(ans1[k], verdict1[k], model1[k], t0, err=is_err)
-                h = {"attempt": 1, "check": chk, "decision": "rejected", "by": str(approver[k, 0]), "at": _iso(t0 + delay1)}
-                if u[k, 7] < 0.5:
-                    h["note"] = NOTES[int(u[k, 7] * 8) % len(NOTES)]
+                h = {
+                    "attempt": 1,
+                    "check": chk,
+                    "decision": "rejected",
+                    "by": str(approver[k, 0]),
+                    "at": _iso(t0 + delay1),
+                }
+                if u_k[7] < 0.5:
+                    h["note"] = NOTES[int(u_k[7] * 8) % len(NOTES)]
                 history.append(h)
                 sim.counts["checks"] += 1
                 sim.counts["answers"] += 0 if is_err else len(ans1[k])
                 sim.counts["decisions"] += 1
                 labeled += 1
-                sim.truth_rows.append((run_ids[i], sm.process, sm.step, 1, int(acc1[k]), round(float(pcal1[k]), 6)))
+                sim.truth_rows.append(
+                    (run_ids[i], sm.process, sm.step, 1, int(acc1[k]), round(float(pcal1[k]), 6))
+                )
                 attempt = 2
                 t = t0 + delay1 + timedelta(hours=2)
                 ans, verd, model, acc, pcal = ans2[k], verdict2[k], model2[k], acc2[k], pcal2[k]
@@ -373,18 +407,20 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
             sim.counts["checks"] += 1
             sim.counts["answers"] += 0 if is_err else len(ans)
             labeled += 1
-            sim.truth_rows.append((run_ids[i], sm.process, sm.step, attempt, int(acc), round(float(pcal), 6)))
+            sim.truth_rows.append(
+                (run_ids[i], sm.process, sm.step, attempt, int(acc), round(float(pcal), 6))
+            )
             step_doc["check"] = check
             if history:
                 step_doc["history"] = history
             decided_at = _iso(t + delay)
-            note = NOTES[int(u[k, 7] * 8) % len(NOTES)] if (not ok and u[k, 7] < 0.5) else None
+            note = NOTES[int(u_k[7] * 8) % len(NOTES)] if (not ok and u_k[7] < 0.5) else None
             if escalated[k] and not is_err:
                 # Escalated to a person: the same check shows in escalation.check and steps.<id>.check.
-                resolution = "completed" if ok else ("returned" if u[k, 6] < 0.5 else "failed")
+                resolution = "completed" if ok else ("returned" if u_k[6] < 0.5 else "failed")
                 esc = {"check": check, "resolution": resolution, "by": who, "at": decided_at}
                 if resolution == "completed":
-                    esc["output"] = "candidate" if u[k, 6] < 0.8 else "own"
+                    esc["output"] = "candidate" if u_k[6] < 0.8 else "own"
                 if note:
                     esc["note"] = note
                 step_doc["escalation"] = esc
@@ -405,7 +441,7 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
                 sim.counts["decisions"] += 1
             else:
                 steps[sm.step] = step_doc
-                decision = "approved" if ok else NOT_ACCEPTABLE_DECISIONS[int(u[k, 6] * 3) % 3]
+                decision = "approved" if ok else NOT_ACCEPTABLE_DECISIONS[int(u_k[6] * 3) % 3]
                 sim.decision_rows.append(
                     {"run": run_ids[i], "process": sm.process, "step": sm.step, "attempt": attempt,
                      "decision": decision, "by": who, "at": decided_at, "note": note or ""}
@@ -417,18 +453,32 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
         for doc in docs:
             fh.write(json.dumps(doc, separators=(",", ":")) + "\n")
     with open(out / "decisions.csv", "w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["run", "process", "step", "attempt", "decision", "by", "at", "note"])
+        writer = csv.DictWriter(
+            fh, fieldnames=["run", "process", "step", "attempt", "decision", "by", "at", "note"]
+        )
         writer.writeheader()
         writer.writerows(sim.decision_rows)
     for sm in models:
         path = out / f"process-{sm.process}.yaml"
         body = {"process": sm.process, "version": sm.version, "steps": []}
-        body["steps"].append({"id": sm.step, "agent": sm.agent, "advisory": sm.advisory, "check": sm.check})
+        body["steps"].append(
+            {"id": sm.step, "agent": sm.agent, "advisory": sm.advisory, "check": sm.check}
+        )
         if sm.approve_step:
             body["steps"].append({"id": sm.approve_step, "approve": f"Review {sm.step}."})
         path.write_text(yaml.safe_dump(body, sort_keys=False, allow_unicode=True), encoding="utf-8")
     (out / "limits.json").write_text(
-        json.dumps({"limits": {"checkPass": 0.9, "checkFail": None, "checkConfidence": 0.8, "checkStateBytes": 65536}}) + "\n",
+        json.dumps(
+            {
+                "limits": {
+                    "checkPass": 0.9,
+                    "checkFail": None,
+                    "checkConfidence": 0.8,
+                    "checkStateBytes": 65536,
+                }
+            }
+        )
+        + "\n",
         encoding="utf-8",
     )
     with open(out / ".truth" / "truth.csv", "w", encoding="utf-8", newline="") as fh:
@@ -445,5 +495,7 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
         "seed": seed,
         "files": sorted(p.name for p in out.iterdir() if p.is_file()),
     }
-    (out / ".truth" / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (out / ".truth" / "manifest.json").write_text(
+        json.dumps(manifest, indent=2) + "\n", encoding="utf-8"
+    )
     return manifest
