@@ -136,7 +136,10 @@ def cohen_kappa(y1: Any, y2: Any, *, confidence: float = 0.95) -> KappaResult:
               - [k - p_e (1 - k)]^2 ) / (n (1 - p_e)^2)
 
     It is an asymptotic interval: with few pairs or kappa near 1 it can be too
-    narrow; prefer :func:`bootstrap_ci` there.
+    narrow; prefer :func:`bootstrap_ci` there. At perfect agreement the
+    variance is 0; the interval is then the Wilson interval of ``p_o`` mapped
+    through ``(p_o - p_e) / (1 - p_e)`` with the marginals fixed, so that it
+    never has zero width.
 
     Parameters
     ----------
@@ -196,6 +199,14 @@ def cohen_kappa(y1: Any, y2: Any, *, confidence: float = 0.95) -> KappaResult:
     se = float(np.sqrt(var))
     if n < 2:
         return KappaResult(float(kappa), nan, nan, se, n)
+    if se == 0.0:
+        # Perfect agreement: the large-sample variance vanishes and would give a
+        # zero-width interval. Map the Wilson interval of p_o through kappa's
+        # formula with the marginals held fixed instead.
+        lo_o, hi_o = wilson_interval(round(p_o * n), n, confidence=confidence)
+        low = max((float(lo_o) - p_e) / (1 - p_e), -1.0)
+        high = min((float(hi_o) - p_e) / (1 - p_e), 1.0)
+        return KappaResult(float(kappa), float(low), float(high), se, n)
     z = stats.norm.ppf(0.5 + confidence / 2)
     low, high = max(kappa - z * se, -1.0), min(kappa + z * se, 1.0)
     return KappaResult(float(kappa), float(low), float(high), se, n)

@@ -17,6 +17,7 @@ from calibrate.cli import status as _status  # noqa: E402,F401
 from calibrate.cli import simulate as _simulate  # noqa: E402,F401
 from calibrate.cli import demo as _demo  # noqa: E402,F401
 # -- more commands register below this line --
+from calibrate.cli import agreement as _agreement  # noqa: E402,F401
 
 
 def main() -> None:

@@ -1,0 +1,781 @@
+"""How often the check and the person agree, and where they disagree.
+
+The unit is the submission: one recorded check of one attempt, compared with
+the person's decision on that attempt (``label``: acceptable or not). At the
+question level each question's recorded ``result`` is compared with the same
+label; the person judged the whole submission, not the question.
+
+Disagreements are not alike, so they are reported separately:
+
+* **false pass** — verdict pass, label not acceptable: bad work would go
+  through once ``advisory`` is dropped. ``false_pass_rate = P(not acceptable | pass)``.
+* **false fail** — verdict fail, label acceptable: good work sent back.
+  ``false_fail_rate = P(acceptable | fail)``.
+* **unsure** — a person's time. ``unsure_rate = P(unsure)`` over all checks.
+
+Every rate comes with its denominator and a Wilson score interval; kappa with
+the Fleiss-Cohen-Everitt large-sample interval. All functions are pure: they
+take the DataFrames of :func:`calibrate.dataset.submissions` /
+:func:`calibrate.dataset.answers` and return DataFrames, one row per group.
+
+References
+----------
+.. [1] Wilson, E. B. (1927). Probable inference, the law of succession, and
+   statistical inference. JASA 22(158), 209-212.
+.. [2] Fleiss, J. L., Cohen, J. and Everitt, B. S. (1969). Large sample
+   standard errors of kappa and weighted kappa. Psychological Bulletin 72(5).
+.. [3] Rogan, W. J. and Gladen, B. (1978). Estimating prevalence from the
+   results of a screening test. American Journal of Epidemiology 107(1).
+.. [4] Goddard, K., Roudsari, A. and Wyatt, J. C. (2012). Automation bias: a
+   systematic review of frequency, effect mediators, and mitigators. JAMIA
+   19(1), 121-127.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from calibrate.analysis.stats import MIN_N, cohen_kappa, rogan_gladen, wilson_interval
+
+#: Group keys accepted by ``by``; ``approver`` is the decision's ``decided_by``,
+#: ``week``/``day``/``month`` are UTC buckets of the check's ``at``.
+GROUP_KEYS = ("process", "version", "step", "question", "model", "approver", "week", "day", "month")
+#: Default grouping. It includes ``model`` so that evaluator models are never pooled silently.
+DEFAULT_BY = ("process", "step", "model")
+TIME_KEYS = ("week", "day", "month")
+
+#: How the intervals are computed, for the faces to state next to the numbers.
+INTERVAL_METHOD = "Wilson score 95%; kappa: Fleiss-Cohen-Everitt large-sample 95%"
+#: Said of every question-level figure.
+QUESTION_UNIT = "the person judged the whole submission"
+
+VERDICTS = ("pass", "fail", "unsure", "error")
+LABELS = ("acceptable", "not_acceptable")
+#: Cell counts of the verdict x label table, in this order.
+COUNT_COLUMNS = [f"{v}_{lab}" for v in VERDICTS for lab in LABELS]
+#: Rate columns: (name, numerator column, denominator column).
+_RATES = (
+    ("agree", "n_agree", "n_decided"),
+    ("false_pass", "pass_not_acceptable", "n_pass"),
+    ("false_fail", "fail_acceptable", "n_fail"),
+    ("unsure", "n_unsure", "n_checks"),
+    ("tpr", "pass_acceptable", "n_acceptable"),
+    ("tnr", "n_true_negative", "n_not_acceptable"),
+    ("error", "n_error", "n_checks"),
+)
+#: Columns of :func:`agreement` after the group keys.
+AGREEMENT_COLUMNS = [
+    "n_checks", "n", "n_decided", "n_pass", "n_fail", "n_acceptable", "n_not_acceptable",
+    "n_unsure", "n_error", "conflicts", "n_models", *COUNT_COLUMNS,
+    "agree", "agree_low", "agree_high",
+    "kappa", "kappa_low", "kappa_high", "kappa_reason",
+    "false_pass_rate", "false_pass_low", "false_pass_high",
+    "false_fail_rate", "false_fail_low", "false_fail_high",
+    "unsure_rate", "unsure_low", "unsure_high",
+    "tpr", "tpr_low", "tpr_high",
+    "tnr", "tnr_low", "tnr_high",
+    "error_rate", "error_low", "error_high",
+    "note",
+]  # fmt: skip
+#: Columns of :func:`approvers` after the group keys.
+APPROVER_COLUMNS = [
+    "n", "approvals", "approval_rate", "approval_low", "approval_high",
+    "n_decided", "agree", "agree_low", "agree_high",
+    "n_timed", "median_review_s", "flag", "flag_reason", "note",
+]  # fmt: skip
+#: Columns of :func:`corrected_pass_rate` after the group keys.
+CORRECTED_COLUMNS = [
+    "n_labeled", "n_unlabeled", "labeled_acceptable_rate", "apparent_pass_rate",
+    "tpr", "tnr", "estimate", "low", "high", "n_boot", "note",
+]  # fmt: skip
+
+
+def _validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
+    if by is None:
+        return list(default)
+    keys = [by] if isinstance(by, str) else list(by)
+    unknown = [k for k in keys if k not in GROUP_KEYS]
+    if unknown:
+        raise ValueError(f"unknown group key(s) {unknown}; allowed: {', '.join(GROUP_KEYS)}")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"group keys repeat: {keys}")
+    return keys
+
+
+def _key_frame(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """The group key columns of ``df``, derived where needed (approver, time buckets)."""
+    out = {}
+    at = pd.to_datetime(df["at"], utc=True) if any(k in TIME_KEYS for k in keys) else None
+    for key in keys:
+        if key == "approver":
+            out[key] = df["decided_by"]
+        elif key == "question":
+            out[key] = df["ask"]
+        elif key == "day":
+            out[key] = at.dt.strftime("%Y-%m-%d")
+        elif key == "week":
+            # The Monday that starts the ISO week, so that weeks sort as dates.
+            monday = at.dt.normalize() - pd.to_timedelta(at.dt.day_of_week, unit="D")
+            out[key] = monday.dt.strftime("%Y-%m-%d")
+        elif key == "month":
+            out[key] = at.dt.strftime("%Y-%m")
+        else:
+            out[key] = df[key]
+    return pd.DataFrame(out, index=df.index)
+
+
+def _expand_question(keys: list[str]) -> list[str]:
+    # A question is identified by its process, step and text (check-1 §2), so
+    # grouping by question alone would merge same-worded questions of two steps.
+    if "question" not in keys:
+        return keys
+    out = [k for k in ("process", "step") if k not in keys]
+    return out + keys
+
+
+def _group_sums(keys_df: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
+    frame = pd.concat([keys_df, values], axis=1)
+    if not len(keys_df.columns):
+        return values.sum().to_frame().T
+    return frame.groupby(list(keys_df.columns), dropna=False, sort=True).sum().reset_index()
+
+
+def _rate_columns(out: pd.DataFrame, name: str, k: str, n: str, confidence: float) -> None:
+    kk = out[k].to_numpy(dtype=float)
+    nn = out[n].to_numpy(dtype=float)
+    low, high = wilson_interval(kk, nn, confidence=confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(nn > 0, kk / np.where(nn > 0, nn, 1), np.nan)
+    col = name if name in ("agree", "tpr", "tnr") else f"{name}_rate"
+    out[col] = rate
+    out[f"{name}_low"] = low
+    out[f"{name}_high"] = high
+
+
+def _kappa_row(
+    a: int, b: int, c: int, d: int, confidence: float
+) -> tuple[float, float, float, str]:
+    """Kappa of decided verdicts from the 2x2 counts.
+
+    ``a`` pass/acceptable, ``b`` pass/not, ``c`` fail/acceptable, ``d`` fail/not.
+    """
+    nan = float("nan")
+    n = a + b + c + d
+    if n == 0:
+        return nan, nan, nan, "no labeled pass or fail verdicts"
+    # A constant rater makes kappa 0 by construction (sklearn returns 0 or NaN);
+    # that says nothing about agreement, so it is reported as undefined.
+    if c + d == 0:
+        return nan, nan, nan, "every decided verdict is pass: kappa undefined"
+    if a + b == 0:
+        return nan, nan, nan, "every decided verdict is fail: kappa undefined"
+    if b + d == 0:
+        return nan, nan, nan, "every decided submission is acceptable: kappa undefined"
+    if a + c == 0:
+        return nan, nan, nan, "every decided submission is not acceptable: kappa undefined"
+    verdict = np.repeat([1, 1, 0, 0], [a, b, c, d])
+    label = np.repeat([1, 0, 1, 0], [a, b, c, d])
+    res = cohen_kappa(verdict, label, confidence=confidence)
+    return res.kappa, res.low, res.high, ""
+
+
+def agreement(
+    submissions: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = None,
+    answers: pd.DataFrame | None = None,
+    confidence: float = 0.95,
+    min_n: int = MIN_N,
+) -> pd.DataFrame:
+    """Agreement between the check's verdicts and the person's labels, per group.
+
+    Parameters
+    ----------
+    submissions : pandas.DataFrame
+        One row per recorded check, as returned by
+        :func:`calibrate.dataset.submissions` (columns ``verdict``, ``label``,
+        ``conflict``, ``model``, ``at``, ``decided_by`` and the group keys).
+    by : str or sequence of str, optional
+        Group keys from :data:`GROUP_KEYS`, alone or crossed, e.g.
+        ``["step", "model"]``. Default :data:`DEFAULT_BY` (process, step,
+        model). ``approver`` groups by ``decided_by``; ``week`` (the Monday
+        that starts it), ``day`` and ``month`` bucket ``at`` in UTC;
+        ``question`` groups by process, step and question text and needs
+        ``answers``. An empty list gives one overall row. When ``model`` is
+        not a key, ``n_models`` and ``note`` say how many models a row pools.
+    answers : pandas.DataFrame, optional
+        One row per answered question, as returned by
+        :func:`calibrate.dataset.answers`; required when ``by`` has
+        ``question``. Each question's recorded ``result`` then stands in for
+        the verdict, against the label of its submission (the person judged
+        the whole submission). Answers without a recorded result are left out.
+    confidence : float, default=0.95
+        Level of every interval.
+    min_n : int, default=:data:`calibrate.analysis.stats.MIN_N`
+        Below this many labels a row's ``note`` says "too few labels".
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group, sorted by the keys: the key columns, then
+        :data:`AGREEMENT_COLUMNS`:
+
+        ============================  ==============================================
+        ``n_checks``                  recorded checks in the group, labeled or not
+        ``n``                         checks with a label (the person's decision)
+        ``<verdict>_<label>``         the verdict x label table; verdict in pass,
+                                      fail, unsure, error; label ``acceptable`` or
+                                      ``not_acceptable`` (labeled checks only)
+        ``agree``                     ``(pass&acceptable + fail&not) / n_decided``,
+                                      over labeled pass/fail verdicts
+        ``kappa``                     Cohen's kappa of pass/fail verdict vs label
+                                      over the same decided verdicts; NaN with
+                                      ``kappa_reason`` where undefined
+        ``false_pass_rate``           ``P(not acceptable | pass)``, of ``n_pass``
+        ``false_fail_rate``           ``P(acceptable | fail)``, of ``n_fail``
+        ``unsure_rate``               ``P(unsure)`` over all ``n_checks``
+        ``tpr``                       ``P(pass | acceptable)``, of ``n_acceptable``
+        ``tnr``                       ``P(not pass | not acceptable)``, of
+                                      ``n_not_acceptable``
+        ``error_rate``                ``P(error)`` over all ``n_checks``
+        ``conflicts``                 labeled checks whose submission has
+                                      conflicting decisions (the latest is used)
+        ``note``                      "no labels", "too few labels (n<20)",
+                                      "pools 2 models", conflicts, and at question
+                                      level "the person judged the whole submission"
+        ============================  ==============================================
+
+        TPR and TNR take the check's **pass** as the positive call for
+        "acceptable" over **all** labeled verdicts: unsure and error count as
+        "not pass", because once ``advisory`` is dropped neither lets work
+        through. They are the sensitivity and specificity used by
+        :func:`corrected_pass_rate`. Each rate ``x`` has ``x_low``/``x_high``
+        (columns ``agree_low``, ``false_pass_low``, ``tpr_low``, ...): Wilson
+        score intervals, NaN where the denominator is 0. Kappa has
+        ``kappa_low``/``kappa_high`` from the Fleiss-Cohen-Everitt
+        large-sample standard error. ``df.attrs`` carries
+        ``interval_method`` and, at question level, ``unit``.
+
+    Raises
+    ------
+    ValueError
+        An unknown group key, or ``question`` without ``answers``.
+
+    References
+    ----------
+    .. [1] Wilson, E. B. (1927). Probable inference, the law of succession, and
+       statistical inference. JASA 22(158), 209-212.
+    .. [2] Fleiss, J. L., Cohen, J. and Everitt, B. S. (1969). Large sample
+       standard errors of kappa and weighted kappa. Psychological Bulletin 72(5).
+
+    Examples
+    --------
+    >>> subs = pd.DataFrame({
+    ...     "process": "p", "step": "s", "model": "m", "at": pd.Timestamp("2026-10-06", tz="UTC"),
+    ...     "verdict": ["pass", "pass", "fail", "unsure"], "label": [True, False, False, pd.NA],
+    ...     "conflict": False, "decided_by": "ann"})
+    >>> row = agreement(subs).iloc[0]
+    >>> int(row["n"]), float(row["false_pass_rate"]), round(float(row["agree"]), 3)
+    (3, 0.5, 0.667)
+    """
+    keys = _expand_question(_validate_by(by, default=DEFAULT_BY))
+    question_level = "question" in keys
+    if question_level:
+        if answers is None:
+            raise ValueError("grouping by question needs the answers DataFrame (answers=...)")
+        data = answers[answers["result"].notna()]
+        verdict = data["result"].astype("string")
+    else:
+        data = submissions
+        verdict = data["verdict"].astype("string")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+    label = data["label"].astype("boolean")
+    labeled = label.notna().to_numpy()
+    acc = label.fillna(False).to_numpy(dtype=bool)
+    v = verdict.fillna("").to_numpy(dtype=object)
+    ind = {"n_checks": np.ones(len(data), dtype=np.int64), "n": labeled.astype(np.int64)}
+    for name in VERDICTS:
+        is_v = v == name
+        ind[f"{name}_acceptable"] = (is_v & labeled & acc).astype(np.int64)
+        ind[f"{name}_not_acceptable"] = (is_v & labeled & ~acc).astype(np.int64)
+    ind["n_unsure"] = (v == "unsure").astype(np.int64)
+    ind["n_error"] = (v == "error").astype(np.int64)
+    conflict = data["conflict"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    ind["conflicts"] = (conflict & labeled).astype(np.int64)
+    values = pd.DataFrame(ind, index=data.index)
+
+    key_df = _key_frame(data, keys)
+    out = _group_sums(key_df, values)
+    # Distinct models per group: a count, so a row that pools models says so.
+    model = data["model"].astype("string").fillna("(none)")
+    if keys:
+        n_models = (
+            pd.concat([key_df, model.rename("__model")], axis=1)
+            .groupby(keys, dropna=False, sort=True)["__model"]
+            .nunique()
+            .reset_index(drop=True)
+        )
+    else:
+        n_models = pd.Series([model.nunique()])
+    out["n_models"] = n_models.to_numpy() if len(out) else np.zeros(0, dtype=np.int64)
+
+    out["n_pass"] = out["pass_acceptable"] + out["pass_not_acceptable"]
+    out["n_fail"] = out["fail_acceptable"] + out["fail_not_acceptable"]
+    out["n_decided"] = out["n_pass"] + out["n_fail"]
+    out["n_acceptable"] = out[[f"{x}_acceptable" for x in VERDICTS]].sum(axis=1)
+    out["n_not_acceptable"] = out[[f"{x}_not_acceptable" for x in VERDICTS]].sum(axis=1)
+    out["n_agree"] = out["pass_acceptable"] + out["fail_not_acceptable"]
+    out["n_true_negative"] = out["n_not_acceptable"] - out["pass_not_acceptable"]
+    for name, k, n in _RATES:
+        _rate_columns(out, name, k, n, confidence)
+
+    kap = [
+        _kappa_row(int(a), int(b), int(c), int(d), confidence)
+        for a, b, c, d in out[
+            ["pass_acceptable", "pass_not_acceptable", "fail_acceptable", "fail_not_acceptable"]
+        ].itertuples(index=False)
+    ]
+    kap_cols = list(zip(*kap, strict=True)) if kap else [[], [], [], []]
+    out["kappa"] = np.asarray(kap_cols[0], dtype=float)
+    out["kappa_low"] = np.asarray(kap_cols[1], dtype=float)
+    out["kappa_high"] = np.asarray(kap_cols[2], dtype=float)
+    out["kappa_reason"] = pd.Series(kap_cols[3], dtype="string", index=out.index)
+
+    out["note"] = _notes(
+        out, min_n=min_n, pools_models="model" not in keys, question_level=question_level
+    )
+    out = out[[*keys, *AGREEMENT_COLUMNS]]
+    out.attrs["interval_method"] = INTERVAL_METHOD
+    out.attrs["by"] = keys
+    if question_level:
+        out.attrs["unit"] = f"question result vs submission label: {QUESTION_UNIT}"
+    return out
+
+
+def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level: bool) -> pd.Series:
+    notes = []
+    for n, n_models, conflicts in out[["n", "n_models", "conflicts"]].itertuples(index=False):
+        parts = []
+        if n == 0:
+            parts.append("no labels")
+        elif n < min_n:
+            parts.append(f"too few labels (n<{min_n})")
+        if pools_models and n_models > 1:
+            parts.append(f"pools {n_models} models")
+        if conflicts:
+            parts.append(f"{conflicts} with conflicting decisions (latest used)")
+        if question_level:
+            parts.append(QUESTION_UNIT)
+        notes.append("; ".join(parts))
+    return pd.Series(notes, index=out.index, dtype="string")
+
+
+def approvers(
+    submissions: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = None,
+    agree_above: float = 0.95,
+    review_below_s: float = 30.0,
+    confidence: float = 0.95,
+    min_n: int = MIN_N,
+) -> pd.DataFrame:
+    """Per approver: approval rate, agreement with the check, review time, and a bias hint.
+
+    People see the check's verdict before deciding (check-1 §3), so a person
+    who follows it without reading inflates the measured agreement
+    (automation bias [1]_). An approver is flagged when, over at least
+    ``min_n`` labeled pass/fail verdicts, they agree with the check on at
+    least ``agree_above`` of them **and** their median time from the check's
+    ``at`` to their decision is at most ``review_below_s`` seconds. The flag is
+    a hint, with its reason in ``flag_reason``, not an accusation: a fast
+    approver may simply face easy cases.
+
+    Parameters
+    ----------
+    submissions : pandas.DataFrame
+        As returned by :func:`calibrate.dataset.submissions`; only labeled rows
+        are used.
+    by : str or sequence of str, optional
+        Extra group keys crossed with the approver (e.g. ``["step"]``);
+        default none.
+    agree_above : float, default=0.95
+        Agreement (point estimate) at or above which agreement counts as
+        "very high".
+    review_below_s : float, default=30.0
+        Median review time, in seconds, at or below which it counts as "very short".
+    confidence : float, default=0.95
+        Level of the Wilson intervals.
+    min_n : int, default=:data:`calibrate.analysis.stats.MIN_N`
+        No flag and a "too few" note below this many labeled decisions.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per approver (``approver`` = ``decided_by``; missing when the
+        decision names nobody) and extra key, then :data:`APPROVER_COLUMNS`:
+        ``n`` labeled decisions, ``approval_rate`` (share acceptable) with
+        Wilson interval, ``agree`` with the check over labeled pass/fail
+        verdicts (``n_decided``), ``median_review_s`` over ``n_timed``
+        decisions with both times (negative when the decision is recorded
+        before the check, e.g. clock skew), ``flag`` and ``flag_reason``.
+
+    References
+    ----------
+    .. [1] Goddard, K., Roudsari, A. and Wyatt, J. C. (2012). Automation bias:
+       a systematic review of frequency, effect mediators, and mitigators.
+       JAMIA 19(1), 121-127.
+    .. [2] Wilson, E. B. (1927). Probable inference, the law of succession, and
+       statistical inference. JASA 22(158), 209-212.
+    """
+    extra = _validate_by(by, default=())
+    keys = ["approver", *[k for k in _expand_question(extra) if k != "approver"]]
+    if "question" in keys:
+        raise ValueError("the approver view is per submission; 'question' is not a key here")
+    if not 0 < agree_above <= 1:
+        raise ValueError(f"agree_above must be in (0, 1], got {agree_above}")
+    label = submissions["label"].astype("boolean")
+    data = submissions[label.notna().to_numpy()]
+    acc = data["label"].astype("boolean").to_numpy(dtype=bool)
+    v = data["verdict"].astype("string").fillna("").to_numpy(dtype=object)
+    decided = (v == "pass") | (v == "fail")
+    agree = decided & ((v == "pass") == acc)
+    review = (
+        pd.to_datetime(data["decided_at"], utc=True) - pd.to_datetime(data["at"], utc=True)
+    ).dt.total_seconds()
+    values = pd.DataFrame(
+        {
+            "n": np.ones(len(data), dtype=np.int64),
+            "approvals": acc.astype(np.int64),
+            "n_decided": decided.astype(np.int64),
+            "n_agree": agree.astype(np.int64),
+            "n_timed": review.notna().to_numpy().astype(np.int64),
+        },
+        index=data.index,
+    )
+    key_df = _key_frame(data, keys)
+    out = _group_sums(key_df, values)
+    medians = (
+        pd.concat([key_df, review.rename("__review")], axis=1)
+        .groupby(keys, dropna=False, sort=True)["__review"]
+        .median()
+        .reset_index(drop=True)
+    )
+    out["median_review_s"] = medians.to_numpy(dtype=float) if len(out) else np.zeros(0)
+    _rate_columns(out, "approval", "approvals", "n", confidence)
+    _rate_columns(out, "agree", "n_agree", "n_decided", confidence)
+
+    flags, reasons, notes = [], [], []
+    for n, n_dec, n_agree, rate, median in out[
+        ["n", "n_decided", "n_agree", "agree", "median_review_s"]
+    ].itertuples(index=False):
+        fast = bool(np.isfinite(median) and median <= review_below_s)
+        close = bool(n_dec >= min_n and np.isfinite(rate) and rate >= agree_above)
+        flag = fast and close
+        flags.append(flag)
+        reasons.append(
+            f"agrees with the check on {n_agree} of {n_dec} decided verdicts ({rate:.0%}) "
+            f"and decides a median {median:.0f} s after it; people see the verdict before "
+            "deciding, so this may be automation bias (a hint, not proof)"
+            if flag
+            else ""
+        )
+        notes.append(f"too few labels (n<{min_n})" if n < min_n else "")
+    out["flag"] = np.asarray(flags, dtype=bool)
+    out["flag_reason"] = pd.Series(reasons, index=out.index, dtype="string")
+    out["note"] = pd.Series(notes, index=out.index, dtype="string")
+    out = out[[*keys, *APPROVER_COLUMNS]]
+    out.attrs["interval_method"] = "Wilson score 95%"
+    out.attrs["thresholds"] = {"agree_above": agree_above, "review_below_s": review_below_s}
+    return out
+
+
+def corrected_pass_rate(
+    submissions: pd.DataFrame,
+    *,
+    by: str | Sequence[str] | None = None,
+    confidence: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+    min_n: int = MIN_N,
+) -> pd.DataFrame:
+    """Estimated true acceptable rate of the **unlabeled** submissions, per group.
+
+    Once approvals stop, the check's own pass rate is all that is observed.
+    With the check's sensitivity ``tpr = P(pass | acceptable)`` and
+    specificity ``tnr = P(not pass | not acceptable)`` measured on the
+    labeled submissions of the same group, the Rogan-Gladen estimator [1]_
+    corrects the apparent pass rate ``q`` of the unlabeled ones::
+
+        estimate = (q + tnr - 1) / (tpr + tnr - 1), clipped to [0, 1]
+
+    The interval is a percentile bootstrap [2]_ that resamples both sets:
+    the labeled 2x2 table (pass / not pass x acceptable / not) from a
+    multinomial and the unlabeled pass count from a binomial, so the
+    uncertainty of ``tpr``, ``tnr`` and ``q`` all count.
+
+    Assumes the labeled submissions are representative of the unlabeled ones
+    (same step, model and kind of work); a drift breaks the correction.
+
+    Parameters
+    ----------
+    submissions : pandas.DataFrame
+        As returned by :func:`calibrate.dataset.submissions`. Labeled rows are
+        those with a ``label``; unlabeled submissions are the latest check of
+        each attempt (``is_latest``) without one.
+    by : str or sequence of str, optional
+        Group keys (not ``question`` or ``approver``); default
+        :data:`DEFAULT_BY`.
+    confidence : float, default=0.95
+        Level of the bootstrap interval.
+    n_boot : int, default=2000
+        Bootstrap resamples.
+    seed : int, default=0
+        Seed of the resampling.
+    min_n : int, default=:data:`calibrate.analysis.stats.MIN_N`
+        Fewer labeled acceptable or not-acceptable submissions than this get a
+        "too few" note.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The key columns, then :data:`CORRECTED_COLUMNS`: ``apparent_pass_rate``
+        of the unlabeled set, ``tpr``/``tnr`` from the labeled set,
+        ``labeled_acceptable_rate`` for comparison, the clipped
+        ``estimate`` with its interval ``low``/``high``, and a ``note`` saying
+        why a value is missing. NaN where there is nothing to correct (no
+        unlabeled submissions), where ``tpr`` or ``tnr`` cannot be measured, or
+        where ``tpr + tnr <= 1`` (the check does not tell the two apart). The
+        interval is NaN when fewer than half of the resamples give an
+        estimate.
+
+    References
+    ----------
+    .. [1] Rogan, W. J. and Gladen, B. (1978). Estimating prevalence from the
+       results of a screening test. American Journal of Epidemiology 107(1),
+       71-76.
+    .. [2] Lang, Z. and Reiczigel, J. (2014). Confidence limits for prevalence
+       of disease adjusted for estimated sensitivity and specificity.
+       Preventive Veterinary Medicine 113(1), 13-22.
+    """
+    keys = _validate_by(by, default=DEFAULT_BY)
+    bad = [k for k in keys if k in ("question", "approver")]
+    if bad:
+        raise ValueError(
+            f"{bad} cannot group unlabeled submissions; use process, step, model or time keys"
+        )
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    label = submissions["label"].astype("boolean")
+    labeled = label.notna().to_numpy()
+    acc = label.fillna(False).to_numpy(dtype=bool)
+    latest = submissions["is_latest"].astype("boolean").fillna(True).to_numpy(dtype=bool)
+    unlabeled = ~labeled & latest
+    passed = (submissions["verdict"].astype("string") == "pass").fillna(False).to_numpy(dtype=bool)
+    values = pd.DataFrame(
+        {
+            "tp": (labeled & acc & passed).astype(np.int64),
+            "fn": (labeled & acc & ~passed).astype(np.int64),
+            "fp": (labeled & ~acc & passed).astype(np.int64),
+            "tn": (labeled & ~acc & ~passed).astype(np.int64),
+            "n_unlabeled": unlabeled.astype(np.int64),
+            "u_pass": (unlabeled & passed).astype(np.int64),
+        },
+        index=submissions.index,
+    )
+    out = _group_sums(_key_frame(submissions, keys), values)
+    tp, fn, fp, tn = (out[c].to_numpy(dtype=float) for c in ("tp", "fn", "fp", "tn"))
+    n_unl = out["n_unlabeled"].to_numpy(dtype=float)
+    u_pass = out["u_pass"].to_numpy(dtype=float)
+    n_lab = tp + fn + fp + tn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tpr = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
+        tnr = np.where(fp + tn > 0, tn / (fp + tn), np.nan)
+        q = np.where(n_unl > 0, u_pass / n_unl, np.nan)
+        out["labeled_acceptable_rate"] = np.where(n_lab > 0, (tp + fn) / n_lab, np.nan)
+    out["n_labeled"] = n_lab.astype(np.int64)
+    out["apparent_pass_rate"] = q
+    out["tpr"] = tpr
+    out["tnr"] = tnr
+    out["estimate"] = rogan_gladen(q, tpr, tnr)
+    raw = rogan_gladen(q, tpr, tnr, clip=False)
+    rng = np.random.default_rng(seed)
+    lows, highs, notes = [], [], []
+    for i in range(len(out)):
+        lo, hi = _rg_bootstrap(
+            tp[i], fn[i], fp[i], tn[i], u_pass[i], n_unl[i], rng, n_boot, confidence
+        )
+        lows.append(lo)
+        highs.append(hi)
+        notes.append(
+            _rg_note(tp[i] + fn[i], fp[i] + tn[i], n_unl[i], tpr[i], tnr[i], raw[i], min_n)
+        )
+    out["low"] = np.asarray(lows, dtype=float)
+    out["high"] = np.asarray(highs, dtype=float)
+    out["n_boot"] = n_boot
+    out["note"] = pd.Series(notes, index=out.index, dtype="string")
+    out = out[[*keys, *CORRECTED_COLUMNS]]
+    out.attrs["interval_method"] = f"percentile bootstrap {confidence:.0%}, {n_boot} resamples"
+    return out
+
+
+def _rg_bootstrap(
+    tp: float,
+    fn: float,
+    fp: float,
+    tn: float,
+    u_pass: float,
+    n_unl: float,
+    rng: np.random.Generator,
+    n_boot: int,
+    confidence: float,
+) -> tuple[float, float]:
+    nan = (float("nan"), float("nan"))
+    n_lab = tp + fn + fp + tn
+    if n_lab == 0 or n_unl == 0 or tp + fn == 0 or fp + tn == 0:
+        return nan
+    cells = rng.multinomial(int(n_lab), np.array([tp, fn, fp, tn]) / n_lab, size=n_boot)
+    b_tp, b_fn, b_fp, b_tn = cells.T.astype(float)
+    b_q = rng.binomial(int(n_unl), u_pass / n_unl, size=n_boot) / n_unl
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b_tpr = b_tp / (b_tp + b_fn)
+        b_tnr = b_tn / (b_fp + b_tn)
+    est = rogan_gladen(b_q, b_tpr, b_tnr)
+    finite = est[np.isfinite(est)]
+    if finite.size < n_boot / 2:
+        return nan
+    a = (1 - confidence) / 2
+    low, high = np.quantile(finite, [a, 1 - a])
+    return float(low), float(high)
+
+
+def _rg_note(
+    n_acc: float, n_not: float, n_unl: float, tpr: float, tnr: float, raw: float, min_n: int
+) -> str:
+    if n_unl == 0:
+        return "no unlabeled submissions"
+    if n_acc == 0 or n_not == 0:
+        which = "acceptable" if n_acc == 0 else "not-acceptable"
+        return f"no labeled {which} submissions: TPR/TNR unknown"
+    if tpr + tnr <= 1:
+        return "TPR + TNR <= 1: the check does not tell acceptable from not; no correction"
+    parts = []
+    if min(n_acc, n_not) < min_n:
+        parts.append(f"too few labels (fewer than {min_n} acceptable or not acceptable)")
+    if n_unl < min_n:
+        parts.append(f"too few unlabeled submissions (n<{min_n})")
+    if not 0 <= raw <= 1:
+        # The apparent pass rate lies outside [1 - TNR, TPR]: noise, or unlabeled
+        # submissions unlike the labeled ones (e.g. only blocked ones are undecided).
+        parts.append(
+            f"raw estimate {raw:.2f} clipped to [0, 1]: the unlabeled pass rate is outside what "
+            "TPR/TNR allow; are the unlabeled submissions like the labeled ones?"
+        )
+    return "; ".join(parts)
+
+
+def agreement_records(df: pd.DataFrame) -> list[dict]:
+    """The rows of :func:`agreement` as plain dicts in the JSON shape of issue 3.
+
+    Each record has the group keys, ``n``, ``n_checks``, ``agree`` and
+    ``agree_ci``, ``kappa``, ``kappa_ci`` and ``kappa_reason``,
+    ``false_pass_rate``/``false_pass_ci``, ``false_fail_rate``/``false_fail_ci``,
+    ``unsure_rate``/``unsure_ci``, ``tpr``/``tpr_ci``, ``tnr``/``tnr_ci``,
+    ``error_rate``/``error_ci``, the denominators (``n_decided``, ``n_pass``,
+    ``n_fail``, ``n_acceptable``, ``n_not_acceptable``), ``conflicts``,
+    ``n_models``, ``counts`` = ``{"pass": {"acceptable": a,
+    "not_acceptable": b}, "fail": ..., "unsure": ..., "error": ...}``,
+    ``note`` and ``interval_method``. Missing values are ``None``.
+    """
+    keys = list(df.attrs.get("by", [c for c in df.columns if c not in AGREEMENT_COLUMNS]))
+    records = []
+    for row in df.to_dict("records"):
+        rec: dict = {k: _plain(row[k]) for k in keys}
+        for col in ("n", "n_checks", "n_decided", "n_pass", "n_fail", "n_acceptable",
+                    "n_not_acceptable", "conflicts", "n_models"):  # fmt: skip
+            rec[col] = int(row[col])
+        for name, rate in (("agree", "agree"), ("kappa", "kappa"), ("false_pass", "false_pass_rate"),
+                           ("false_fail", "false_fail_rate"), ("unsure", "unsure_rate"),
+                           ("tpr", "tpr"), ("tnr", "tnr"), ("error", "error_rate")):  # fmt: skip
+            rec[rate] = _plain(row[rate])
+            rec[f"{name}_ci"] = [_plain(row[f"{name}_low"]), _plain(row[f"{name}_high"])]
+        rec["kappa_reason"] = _plain(row["kappa_reason"]) or None
+        rec["counts"] = {v: {lab: int(row[f"{v}_{lab}"]) for lab in LABELS} for v in VERDICTS}
+        rec["note"] = _plain(row["note"]) or ""
+        rec["interval_method"] = df.attrs.get("interval_method", INTERVAL_METHOD)
+        if "unit" in df.attrs:
+            rec["unit"] = df.attrs["unit"]
+        records.append(rec)
+    return records
+
+
+def _plain(value: object) -> object:
+    """A JSON-ready scalar: NaN/NA become None, NumPy scalars become Python ones."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def approver_records(df: pd.DataFrame) -> list[dict]:
+    """The rows of :func:`approvers` as JSON-ready dicts.
+
+    Each has the keys, ``n``, ``approvals``, ``approval_rate`` and
+    ``approval_ci``, ``n_decided``, ``agree`` and ``agree_ci``, ``n_timed``,
+    ``median_review_s``, ``flag``, ``flag_reason`` (``None`` when not
+    flagged), ``note``, the flag ``thresholds`` and ``interval_method``.
+    """
+    keys = [c for c in df.columns if c not in APPROVER_COLUMNS]
+    records = []
+    for row in df.to_dict("records"):
+        rec: dict = {k: _plain(row[k]) for k in keys}
+        rec["n"] = int(row["n"])
+        rec["approvals"] = int(row["approvals"])
+        rec["approval_rate"] = _plain(row["approval_rate"])
+        rec["approval_ci"] = [_plain(row["approval_low"]), _plain(row["approval_high"])]
+        rec["n_decided"] = int(row["n_decided"])
+        rec["agree"] = _plain(row["agree"])
+        rec["agree_ci"] = [_plain(row["agree_low"]), _plain(row["agree_high"])]
+        rec["n_timed"] = int(row["n_timed"])
+        rec["median_review_s"] = _plain(row["median_review_s"])
+        rec["flag"] = bool(row["flag"])
+        rec["flag_reason"] = _plain(row["flag_reason"]) or None
+        rec["note"] = _plain(row["note"]) or ""
+        rec["thresholds"] = dict(df.attrs.get("thresholds", {}))
+        rec["interval_method"] = df.attrs.get("interval_method", "Wilson score 95%")
+        records.append(rec)
+    return records
+
+
+def corrected_records(df: pd.DataFrame) -> list[dict]:
+    """The rows of :func:`corrected_pass_rate` as JSON-ready dicts.
+
+    Each has the keys, the columns of :data:`CORRECTED_COLUMNS` with ``low``
+    and ``high`` folded into ``ci``, and ``interval_method``.
+    """
+    records = []
+    for row in df.to_dict("records"):
+        rec = {k: _plain(v) for k, v in row.items() if k not in ("low", "high", "note")}
+        rec["ci"] = [_plain(row["low"]), _plain(row["high"])]
+        rec["note"] = _plain(row["note"]) or ""
+        rec["interval_method"] = df.attrs.get("interval_method", "percentile bootstrap")
+        records.append(rec)
+    return records
+
+
+def flat_records(df: pd.DataFrame) -> list[dict]:
+    """Any of this module's frames as flat dicts of plain values (NaN becomes ``None``).
+
+    For CSV output and for table rendering; ``interval_method`` (and, at the
+    question level, ``unit``) from ``df.attrs`` are added as columns so that a
+    file says how its intervals were computed.
+    """
+    extra = {k: df.attrs[k] for k in ("interval_method", "unit") if k in df.attrs}
+    return [{**{k: _plain(v) for k, v in row.items()}, **extra} for row in df.to_dict("records")]

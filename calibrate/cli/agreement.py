@@ -1,0 +1,351 @@
+"""``calibrate agreement``: how often the check and the approver agree, with honest uncertainty."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import typer
+
+from calibrate.analysis import agreement as lib
+from calibrate.analysis.stats import MIN_N
+from calibrate.cli.app import app, handle_errors
+from calibrate.cli.options import (
+    AdvisoryOnlyOption,
+    DbOption,
+    Format,
+    ModelOption,
+    ProcessOption,
+    SinceOption,
+    StepOption,
+    UntilOption,
+    make_filters,
+)
+from calibrate.cli.render import echo_json
+from calibrate.dataset import answers, submissions
+from calibrate.errors import UsageError
+from calibrate.store import connect
+from calibrate.textsafe import csv_row, strip_control
+
+WIDTH = 80
+
+ByOption = Annotated[
+    str | None,
+    typer.Option(
+        "--by",
+        help=(
+            "Comma list of group keys: process, version, step, question, model, approver, "
+            "week, day, month. Default: process,step,model (with --approvers: approver only)."
+        ),
+        show_default=False,
+    ),
+]
+
+
+def parse_by(value: str | None) -> list[str] | None:
+    """Split and check a ``--by`` list; ``None`` means the command's default."""
+    if value is None:
+        return None
+    keys = [k.strip().lower() for k in value.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in lib.GROUP_KEYS]
+    if unknown:
+        raise UsageError(
+            f"--by: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(lib.GROUP_KEYS)}"
+        )
+    if len(set(keys)) != len(keys):
+        raise UsageError(f"--by: a key is repeated in {value!r}")
+    return keys
+
+
+@app.command("agreement")
+@handle_errors
+def agreement_command(
+    db: DbOption = None,
+    by: ByOption = None,
+    process: ProcessOption = None,
+    step: StepOption = None,
+    model: ModelOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    advisory_only: AdvisoryOnlyOption = False,
+    fmt: Annotated[
+        Format, typer.Option("--format", help="table, json or csv.", case_sensitive=False)
+    ] = Format.table,
+    show_approvers: Annotated[
+        bool,
+        typer.Option(
+            "--approvers",
+            help="Per approver: approval rate, agreement, median review time, automation-bias hint.",
+        ),
+    ] = False,
+    corrected: Annotated[
+        bool,
+        typer.Option(
+            "--corrected",
+            help="Estimated true acceptable rate of unlabeled submissions (Rogan-Gladen).",
+        ),
+    ] = False,
+    flag_agree: Annotated[
+        float,
+        typer.Option(
+            "--flag-agree",
+            min=0.5,
+            max=1.0,
+            help="--approvers: agreement at or above which to flag.",
+        ),
+    ] = 0.95,
+    flag_seconds: Annotated[
+        float,
+        typer.Option(
+            "--flag-seconds",
+            min=0.0,
+            help="--approvers: median review seconds at or below which to flag.",
+        ),
+    ] = 30.0,
+) -> None:
+    """Agreement between the check's verdicts and people's decisions, per group.
+
+    False passes (check pass, person rejected), false fails (check fail,
+    person approved) and unsure verdicts are shown apart, each with its n and
+    a 95% Wilson interval. Evaluator models are kept apart unless --by leaves
+    model out, and then each row says how many models it pools.
+    """
+    if show_approvers and corrected:
+        raise UsageError("choose one of --approvers and --corrected")
+    keys = parse_by(by)
+    filters = make_filters(process, step, model, since, until, advisory_only)
+    con = connect(db, read_only=True)
+    try:
+        subs = submissions(con, filters)
+        ans = (
+            answers(con, filters)
+            if keys and "question" in keys and not (show_approvers or corrected)
+            else None
+        )
+    finally:
+        con.close()
+    try:
+        if show_approvers:
+            df = lib.approvers(
+                subs, by=keys or (), agree_above=flag_agree, review_below_s=flag_seconds
+            )
+            records = lib.approver_records(df)
+        elif corrected:
+            df = lib.corrected_pass_rate(subs, by=keys)
+            records = lib.corrected_records(df)
+        else:
+            df = lib.agreement(subs, by=keys, answers=ans)
+            records = lib.agreement_records(df)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+    if fmt is Format.json:
+        echo_json(records)
+        return
+    flat = lib.flat_records(df)
+    if fmt is Format.csv:
+        write_csv(
+            flat, list(df.columns) + [k for k in ("interval_method", "unit") if k in df.attrs]
+        )
+        return
+    group_keys = list(df.attrs.get("by", [])) or [c for c in df.columns if c in lib.GROUP_KEYS]
+    if not flat:
+        typer.echo("no checks match the filters")
+        return
+    if show_approvers:
+        lines = approver_table(flat, [k for k in group_keys if k != "approver"], df.attrs)
+    elif corrected:
+        lines = corrected_blocks(flat, group_keys, df.attrs)
+    else:
+        lines = agreement_blocks(flat, group_keys, df.attrs)
+    typer.echo("\n".join(lines))
+
+
+# -- rendering ----------------------------------------------------------------
+
+
+def write_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    """CSV on stdout; text cells that a spreadsheet would run as formulas are neutralised."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(csv_row(columns))
+    for row in rows:
+        writer.writerow(csv_row("" if row.get(c) is None else row.get(c) for c in columns))
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _wrap(text: str, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ") or [
+        ""
+    ]
+
+
+def _heading(row: dict[str, Any], keys: Sequence[str]) -> str:
+    parts = [f"{k} {strip_control(row[k]) if row[k] is not None else '(none)'}" for k in keys]
+    return _fit(" · ".join(parts) or "all checks", WIDTH)
+
+
+def _rate(value: Any, low: Any, high: Any, n: int, *, min_n: int = MIN_N) -> str:
+    """``12.3% [5.1, 20.2] of 84``, or "too few" below ``min_n``."""
+    if n == 0 or value is None:
+        return f"n/a (n={n})"
+    if n < min_n:
+        return f"too few (n={n})"
+    return f"{100 * value:5.1f}% [{100 * low:.1f}, {100 * high:.1f}] of {n}"
+
+
+def agreement_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs: dict) -> list[str]:
+    """One block per group: the verdict x label table beside the rates, then the summary lines."""
+    out: list[str] = []
+    for row in rows:
+        # Question text can be long: it gets its own wrapped line under the other keys.
+        out.append(_heading(row, [k for k in keys if k != "question"]))
+        if "question" in keys:
+            out += _wrap(f"question: {strip_control(row['question'])}")
+        out.append(f"  {row['n']} labeled of {row['n_checks']} checks")
+        out.append(f"  {'':<8}{'acceptable':>12}{'not acc.':>10}")
+        side = {
+            "pass": ("false pass", row["false_pass_rate"], row["false_pass_low"], row["false_pass_high"], row["n_pass"]),
+            "fail": ("false fail", row["false_fail_rate"], row["false_fail_low"], row["false_fail_high"], row["n_fail"]),
+            "unsure": ("unsure", row["unsure_rate"], row["unsure_low"], row["unsure_high"], row["n_checks"]),
+            "error": ("error", row["error_rate"], row["error_low"], row["error_high"], row["n_checks"]),
+        }  # fmt: skip
+        for verdict in lib.VERDICTS:
+            name, value, low, high, n = side[verdict]
+            # Unsure and error rates need no label: they are over all checks.
+            min_n = MIN_N if verdict in ("pass", "fail") else 1
+            cells = f"  {verdict:<8}{row[f'{verdict}_acceptable']:>12}{row[f'{verdict}_not_acceptable']:>10}"
+            out.append(
+                _fit(f"{cells}   {name:<11}{_rate(value, low, high, n, min_n=min_n)}", WIDTH)
+            )
+        agree = _rate(row["agree"], row["agree_low"], row["agree_high"], row["n_decided"])
+        if row["kappa"] is None:
+            kappa = "n/a"
+        elif row["n_decided"] < MIN_N:
+            kappa = "too few"
+        else:
+            kappa = f"{row['kappa']:.2f} [{row['kappa_low']:.2f}, {row['kappa_high']:.2f}]"
+        out += _wrap(f"agree {agree} · kappa {kappa}")
+        tpr = _rate(row["tpr"], row["tpr_low"], row["tpr_high"], row["n_acceptable"])
+        tnr = _rate(row["tnr"], row["tnr_low"], row["tnr_high"], row["n_not_acceptable"])
+        out += _wrap(f"TPR {tpr} · TNR {tnr}")
+        notes = [strip_control(row["note"] or ""), strip_control(row["kappa_reason"] or "")]
+        note = "; ".join(x for x in notes if x)
+        if note:
+            out += _wrap(f"note: {note}")
+        out.append("")
+    foot = (
+        "false pass = P(not acceptable | pass); false fail = P(acceptable | fail); "
+        "unsure and error over all checks; TPR = P(pass | acceptable), TNR = P(not pass | "
+        "not acceptable) over all labeled verdicts; agree and kappa over labeled pass/fail. "
+        f"Intervals: {attrs.get('interval_method', lib.INTERVAL_METHOD)}. "
+        f"Below {MIN_N} labels a figure shows 'too few'."
+    )
+    out += _wrap(foot, indent="")
+    if "unit" in attrs:
+        out += _wrap(f"Question level: {attrs['unit']}.", indent="")
+    return out
+
+
+def _duration(seconds: Any) -> str:
+    if seconds is None:
+        return "n/a"
+    s = float(seconds)
+    if abs(s) < 120:
+        return f"{s:.0f} s"
+    if abs(s) < 7200:
+        return f"{s / 60:.0f} min"
+    if abs(s) < 172800:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} d"
+
+
+def _short_rate(value: Any, low: Any, high: Any, n: int) -> str:
+    if n == 0 or value is None:
+        return "n/a"
+    if n < MIN_N:
+        return f"too few ({n})"
+    return f"{100 * value:.0f}% [{100 * low:.0f}, {100 * high:.0f}]"
+
+
+def approver_table(rows: Sequence[dict[str, Any]], extra: Sequence[str], attrs: dict) -> list[str]:
+    """Approvers as rows, under a heading per extra group key; flag reasons below."""
+    out: list[str] = []
+    header = f"{'approver':<18}{'n':>6}  {'approval':<16}{'agree':<16}{'median':>8}  flag"
+    current: tuple | None = None
+    reasons: list[str] = []
+    for row in rows:
+        group = tuple(row[k] for k in extra)
+        if group != current:
+            if extra:
+                out += ["", _heading(row, extra)] if out else [_heading(row, extra)]
+            out.append(header)
+            current = group
+        who = strip_control(row["approver"]) if row["approver"] is not None else "(unknown)"
+        approval = _short_rate(
+            row["approval_rate"], row["approval_low"], row["approval_high"], row["n"]
+        )
+        agree = _short_rate(row["agree"], row["agree_low"], row["agree_high"], row["n_decided"])
+        flag = "hint" if row["flag"] else ""
+        out.append(
+            f"{_fit(who, 17):<18}{row['n']:>6}  {approval:<16}{agree:<16}"
+            f"{_duration(row['median_review_s']):>8}  {flag}"
+        )
+        if row["flag"]:
+            reasons.append(f"{who}: {strip_control(row['flag_reason'])}")
+    out.append("")
+    for reason in reasons:
+        out += _wrap(reason, indent="* ")
+    th = attrs.get("thresholds", {})
+    foot = (
+        "approval = share of decisions acceptable; agree = with the check's pass/fail; "
+        "median = time from the check to the decision. A hint is shown when agreement is at "
+        f"least {th.get('agree_above', 0.95):.0%} and the median at most "
+        f"{th.get('review_below_s', 30):.0f} s over {MIN_N}+ decided verdicts. "
+        f"Intervals: {attrs.get('interval_method', 'Wilson score 95%')}."
+    )
+    out += _wrap(foot, indent="")
+    return out
+
+
+def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs: dict) -> list[str]:
+    """Per group: the unlabeled pass rate and the corrected acceptable rate."""
+    out: list[str] = []
+    for row in rows:
+        out.append(_heading(row, keys))
+        if row["estimate"] is not None and row["low"] is not None:
+            est = f"{100 * row['estimate']:.1f}% [{100 * row['low']:.1f}, {100 * row['high']:.1f}]"
+        elif row["estimate"] is not None:
+            est = f"{100 * row['estimate']:.1f}% (no interval)"
+        else:
+            est = "n/a"
+        q = (
+            "n/a"
+            if row["apparent_pass_rate"] is None
+            else f"{100 * row['apparent_pass_rate']:.1f}%"
+        )
+        out += _wrap(
+            f"{row['n_unlabeled']} unlabeled: check passes {q}; estimated acceptable {est}"
+        )
+        tpr = "n/a" if row["tpr"] is None else f"{100 * row['tpr']:.1f}%"
+        tnr = "n/a" if row["tnr"] is None else f"{100 * row['tnr']:.1f}%"
+        lab = row["labeled_acceptable_rate"]
+        lab_s = "n/a" if lab is None else f"{100 * lab:.1f}%"
+        out += _wrap(
+            f"from TPR {tpr}, TNR {tnr} on {row['n_labeled']} labeled (acceptable {lab_s})"
+        )
+        if row["note"]:
+            out += _wrap(f"note: {strip_control(row['note'])}")
+        out.append("")
+    foot = (
+        "Rogan-Gladen: (pass rate + TNR - 1) / (TPR + TNR - 1), clipped to [0, 1]; assumes the "
+        "labeled submissions are like the unlabeled ones. "
+        f"Interval: {attrs.get('interval_method', 'percentile bootstrap')}, resampling both sets."
+    )
+    out += _wrap(foot, indent="")
+    return out

@@ -1,0 +1,572 @@
+"""Tests of calibrate.analysis.agreement and the agreement statistics in stats.py.
+
+References are scikit-learn (kappa), statsmodels (Wilson intervals, kappa's
+standard error, the two-proportion z test) and synthetic data with known rates.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import cohens_kappa
+from statsmodels.stats.proportion import proportion_confint, proportions_ztest
+
+from calibrate.analysis.agreement import (
+    AGREEMENT_COLUMNS,
+    DEFAULT_BY,
+    QUESTION_UNIT,
+    agreement,
+    agreement_records,
+    approvers,
+    corrected_pass_rate,
+)
+from calibrate.analysis.stats import (
+    bootstrap_ci,
+    cohen_kappa,
+    rogan_gladen,
+    two_proportion_test,
+)
+
+T0 = pd.Timestamp("2026-10-05T08:00:00Z")  # a Monday
+VERDICTS = np.array(["pass", "fail", "unsure", "error"], dtype=object)
+
+
+def frame(verdict, label, **cols) -> pd.DataFrame:
+    """A DataFrame shaped like calibrate.dataset.submissions() output."""
+    n = len(verdict)
+    base = {
+        "check_id": [f"c{i}" for i in range(n)],
+        "run_id": [f"r{i}" for i in range(n)],
+        "process": "p",
+        "version": "1",
+        "step": "s",
+        "attempt": 1,
+        "verdict": list(verdict),
+        "advisory": True,
+        "model": "m1",
+        "at": T0,
+        "is_latest": True,
+        "decided_by": "ann",
+        "label": pd.array(list(label), dtype="boolean"),
+        "conflict": False,
+        "n_decisions": 1,
+    }
+    base.update(cols)
+    df = pd.DataFrame(base)
+    if "decided_at" not in cols:
+        df["decided_at"] = df["at"] + pd.Timedelta(minutes=10)
+    return df
+
+
+def synth(
+    n: int,
+    rng: np.random.Generator,
+    *,
+    prevalence: float,
+    given_acc=(0.80, 0.05, 0.12, 0.03),
+    given_not=(0.10, 0.70, 0.17, 0.03),
+    labeled: bool = True,
+    **cols,
+) -> pd.DataFrame:
+    """Submissions with known P(verdict | label): (pass, fail, unsure, error) per truth."""
+    acc = rng.random(n) < prevalence
+    u = rng.random(n)
+    cum_acc, cum_not = np.cumsum(given_acc), np.cumsum(given_not)
+    code = np.where(
+        acc, np.searchsorted(cum_acc, u, side="right"), np.searchsorted(cum_not, u, side="right")
+    )
+    label = acc.tolist() if labeled else [pd.NA] * n
+    return frame(VERDICTS[np.minimum(code, 3)], label, **cols)
+
+
+def truth(prevalence, given_acc=(0.80, 0.05, 0.12, 0.03), given_not=(0.10, 0.70, 0.17, 0.03)):
+    """The population values of every figure, from the generator's parameters."""
+    pi = prevalence
+    ap, af, au, ae = given_acc
+    np_, nf, nu, ne = given_not
+    a, b, c, d = pi * ap, (1 - pi) * np_, pi * af, (1 - pi) * nf  # decided 2x2 cells
+    tot = a + b + c + d
+    p_o = (a + d) / tot
+    p_e = ((a + b) * (a + c) + (c + d) * (b + d)) / tot**2
+    return {
+        "false_pass_rate": b / (a + b),
+        "false_fail_rate": c / (c + d),
+        "unsure_rate": pi * au + (1 - pi) * nu,
+        "error_rate": pi * ae + (1 - pi) * ne,
+        "tpr": ap,
+        "tnr": 1 - np_,
+        "agree": p_o,
+        "kappa": (p_o - p_e) / (1 - p_e),
+    }
+
+
+CI = {
+    "false_pass_rate": "false_pass",
+    "false_fail_rate": "false_fail",
+    "unsure_rate": "unsure",
+    "error_rate": "error",
+    "tpr": "tpr",
+    "tnr": "tnr",
+    "agree": "agree",
+    "kappa": "kappa",
+}
+
+
+# -- reference implementations ------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("k", [2, 3])
+def test_cohen_kappa_matches_sklearn_and_statsmodels(seed, k):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, k, 300)
+    b = np.where(rng.random(300) < 0.6, a, rng.integers(0, k, 300))
+    res = cohen_kappa(a, b)
+    assert res.kappa == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+    table = np.zeros((k, k))
+    np.add.at(table, (a, b), 1)
+    ref = cohens_kappa(table)
+    assert res.se == pytest.approx(ref.std_kappa, rel=1e-9)
+    assert (res.low, res.high) == pytest.approx((ref.kappa_low, ref.kappa_upp), rel=1e-9)
+
+
+def test_cohen_kappa_perfect_agreement_interval_has_width():
+    y = np.array([0] * 40 + [1] * 30)
+    res = cohen_kappa(y, y)
+    assert res.kappa == 1.0 and res.se == 0.0
+    lo, hi = proportion_confint(70, 70, method="wilson")
+    p_e = (40 / 70) ** 2 + (30 / 70) ** 2
+    assert res.low == pytest.approx((lo - p_e) / (1 - p_e)) and res.low < 0.95
+    assert res.high == 1.0
+
+
+def test_cohen_kappa_undefined_and_strings():
+    res = cohen_kappa(["x"] * 5, ["x"] * 5)
+    assert np.isnan(res.kappa) and np.isnan(res.low) and res.n == 5
+    assert np.isnan(cohen_kappa([], []).kappa)
+    assert cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"]).kappa == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="equal length"):
+        cohen_kappa([1, 2], [1])
+
+
+def test_agreement_kappa_equals_sklearn_on_decided_verdicts():
+    rng = np.random.default_rng(3)
+    df = synth(500, rng, prevalence=0.7)
+    row = agreement(df).iloc[0]
+    decided = df[df["verdict"].isin(["pass", "fail"])]
+    expected = cohen_kappa_score(decided["verdict"] == "pass", decided["label"].astype(bool))
+    assert row["kappa"] == pytest.approx(expected, abs=1e-12)
+    assert row["kappa_reason"] == ""
+
+
+def test_rates_use_wilson_intervals_like_statsmodels():
+    rng = np.random.default_rng(4)
+    row = agreement(synth(300, rng, prevalence=0.6)).iloc[0]
+    pairs = [
+        ("false_pass", row["pass_not_acceptable"], row["n_pass"]),
+        ("false_fail", row["fail_acceptable"], row["n_fail"]),
+        ("unsure", row["n_unsure"], row["n_checks"]),
+        ("error", row["n_error"], row["n_checks"]),
+        ("tpr", row["pass_acceptable"], row["n_acceptable"]),
+        ("tnr", row["n_not_acceptable"] - row["pass_not_acceptable"], row["n_not_acceptable"]),
+        ("agree", row["pass_acceptable"] + row["fail_not_acceptable"], row["n_decided"]),
+    ]
+    for name, k, n in pairs:
+        lo, hi = proportion_confint(int(k), int(n), alpha=0.05, method="wilson")
+        assert (row[f"{name}_low"], row[f"{name}_high"]) == pytest.approx((lo, hi), abs=1e-12), name
+
+
+def test_two_proportion_test_matches_statsmodels():
+    k1, n1, k2, n2 = (
+        np.array([10, 3, 40]),
+        np.array([100, 50, 400]),
+        np.array([25, 7, 30]),
+        np.array([100, 60, 380]),
+    )
+    ours = two_proportion_test(k1, n1, k2, n2)
+    for i in range(3):
+        ref = proportions_ztest([k1[i], k2[i]], [n1[i], n2[i]])[1]
+        assert ours[i] == pytest.approx(ref, rel=1e-10)
+    assert float(two_proportion_test(0, 10, 0, 20)) == 1.0
+    assert np.isnan(two_proportion_test(0, 0, 1, 2))
+
+
+def test_bootstrap_ci_vectorised_equals_loop_and_is_sane():
+    rng = np.random.default_rng(5)
+    x = rng.normal(10, 2, 200)
+    loop = bootstrap_ci(np.mean, x, n_boot=400, seed=7)
+    vec = bootstrap_ci(lambda s: s.mean(axis=-1), x, n_boot=400, seed=7, vectorized=True)
+    assert loop == pytest.approx(vec, rel=1e-12)
+    se = x.std(ddof=1) / np.sqrt(len(x))
+    # Percentile interval of a mean is close to the normal one.
+    assert loop[0] == pytest.approx(x.mean() - 1.96 * se, abs=0.25 * se * 1.96)
+    assert loop[1] == pytest.approx(x.mean() + 1.96 * se, abs=0.25 * se * 1.96)
+
+
+def test_bootstrap_ci_unpaired_and_nan_cases():
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(1, 1, 300), rng.normal(0, 1, 100)
+    lo, hi = bootstrap_ci(lambda x, y: x.mean(-1) - y.mean(-1), a, b, paired=False, vectorized=True)
+    assert lo < a.mean() - b.mean() < hi
+    assert all(np.isnan(bootstrap_ci(np.mean, np.array([]))))
+    # A statistic undefined on most resamples has no interval.
+    assert all(np.isnan(bootstrap_ci(lambda s: np.nan, np.arange(5.0), n_boot=50)))
+    with pytest.raises(ValueError, match="one length"):
+        bootstrap_ci(np.mean, a, b)
+
+
+# -- ground truth by simulation ----------------------------------------------
+
+
+def test_large_synthetic_set_lands_inside_intervals():
+    rng = np.random.default_rng(11)
+    df = synth(30_000, rng, prevalence=0.7)
+    # 99.9% intervals: eight figures from one fixed draw should all cover the truth.
+    row = agreement(df, confidence=0.999).iloc[0]
+    for col, value in truth(0.7).items():
+        lo, hi = row[f"{CI[col]}_low"], row[f"{CI[col]}_high"]
+        assert lo <= value <= hi, (col, lo, value, hi)
+        assert hi - lo < 0.05, col  # and they are informative at this size
+
+
+def test_interval_coverage_by_simulation():
+    # 300 independent groups of 400: each 95% interval should cover its truth ~95% of the time.
+    rng = np.random.default_rng(12)
+    reps = 300
+    df = pd.concat(
+        [synth(400, rng, prevalence=0.65, process=f"rep{r:03d}") for r in range(reps)],
+        ignore_index=True,
+    )
+    out = agreement(df, by="process")
+    assert len(out) == reps
+    for col, value in truth(0.65).items():
+        covered = ((out[f"{CI[col]}_low"] <= value) & (value <= out[f"{CI[col]}_high"])).mean()
+        assert 0.90 <= covered <= 0.99, (col, covered)
+
+
+def test_rogan_gladen_function():
+    assert float(rogan_gladen(0.62, 0.9, 0.8)) == pytest.approx(0.6)
+    assert np.isnan(rogan_gladen(0.5, 0.5, 0.5))  # no better than chance
+    assert float(rogan_gladen(0.05, 0.9, 0.8)) == 0.0  # clipped
+    assert float(rogan_gladen(0.05, 0.9, 0.8, clip=False)) == pytest.approx(-0.15 / 0.7)
+
+
+def test_corrected_pass_rate_recovers_known_prevalence():
+    rng = np.random.default_rng(13)
+    lab = synth(6000, rng, prevalence=0.75)
+    unl = synth(6000, rng, prevalence=0.55, labeled=False)
+    unl["check_id"] = "u" + unl["check_id"]
+    df = pd.concat([lab, unl], ignore_index=True)
+    row = corrected_pass_rate(df, n_boot=1000).iloc[0]
+    assert row["n_labeled"] == 6000 and row["n_unlabeled"] == 6000
+    assert row["low"] <= 0.55 <= row["high"]
+    assert row["estimate"] == pytest.approx(0.55, abs=0.03)
+    # The check's raw pass rate is far from the truth; the correction is the point.
+    assert abs(row["apparent_pass_rate"] - 0.55) > 0.05
+    assert row["note"] == ""
+
+
+def test_corrected_pass_rate_coverage():
+    rng = np.random.default_rng(14)
+    parts = []
+    for r in range(150):
+        lab = synth(600, rng, prevalence=0.7, process=f"rep{r:03d}")
+        unl = synth(400, rng, prevalence=0.5, labeled=False, process=f"rep{r:03d}")
+        parts += [lab, unl]
+    out = corrected_pass_rate(pd.concat(parts, ignore_index=True), by="process", n_boot=400)
+    covered = ((out["low"] <= 0.5) & (0.5 <= out["high"])).mean()
+    assert covered >= 0.88, covered
+
+
+def test_corrected_pass_rate_notes():
+    rng = np.random.default_rng(15)
+    lab = synth(200, rng, prevalence=0.7)
+    out = corrected_pass_rate(lab).iloc[0]
+    assert np.isnan(out["estimate"]) and out["note"] == "no unlabeled submissions"
+    unl = synth(50, rng, prevalence=0.5, labeled=False)
+    # A check that passes everything cannot be corrected: TPR + TNR = 1.
+    flat = synth(200, rng, prevalence=0.7, given_acc=(1, 0, 0, 0), given_not=(1, 0, 0, 0))
+    out = corrected_pass_rate(pd.concat([flat, unl], ignore_index=True)).iloc[0]
+    assert np.isnan(out["estimate"]) and "does not tell" in out["note"]
+    with pytest.raises(ValueError, match="cannot group unlabeled"):
+        corrected_pass_rate(lab, by=["approver"])
+
+
+def test_corrected_pass_rate_ignores_superseded_checks():
+    rng = np.random.default_rng(16)
+    lab = synth(100, rng, prevalence=0.7)
+    old = synth(30, rng, prevalence=0.7, labeled=False, is_latest=False)
+    out = corrected_pass_rate(pd.concat([lab, old], ignore_index=True)).iloc[0]
+    assert out["n_unlabeled"] == 0
+
+
+# -- edge cases ---------------------------------------------------------------
+
+
+def test_group_with_no_labels():
+    df = frame(["pass", "fail", "unsure"], [pd.NA] * 3, decided_by=None)
+    row = agreement(df).iloc[0]
+    assert row["n"] == 0 and row["n_checks"] == 3
+    assert np.isnan(row["agree"]) and np.isnan(row["false_pass_rate"]) and np.isnan(row["kappa"])
+    assert np.isnan(row["false_pass_low"])
+    assert row["unsure_rate"] == pytest.approx(1 / 3)  # needs no label
+    assert "no labels" in row["note"]
+
+
+def test_all_pass_group_kappa_undefined_and_said_so():
+    df = frame(["pass"] * 30, [True] * 25 + [False] * 5)
+    row = agreement(df).iloc[0]
+    assert np.isnan(row["kappa"]) and np.isnan(row["kappa_low"])
+    assert "every decided verdict is pass" in row["kappa_reason"]
+    assert row["false_pass_rate"] == pytest.approx(5 / 30)
+    assert row["tnr"] == 0.0
+    rec = agreement_records(agreement(df))[0]
+    assert rec["kappa"] is None and "undefined" in rec["kappa_reason"]
+
+
+def test_error_only_group():
+    df = frame(["error"] * 25, [True] * 20 + [False] * 5)
+    row = agreement(df).iloc[0]
+    assert row["n_error"] == 25 and row["error_rate"] == 1.0
+    assert row["error_acceptable"] == 20 and row["error_not_acceptable"] == 5
+    assert row["n_decided"] == 0 and np.isnan(row["agree"])
+    assert row["kappa_reason"] == "no labeled pass or fail verdicts"
+    assert row["tpr"] == 0.0 and row["tnr"] == 1.0  # error never lets work through
+
+
+def test_conflicts_counted():
+    df = frame(["pass", "fail", "pass"], [True, False, True], conflict=[True, False, True])
+    row = agreement(df).iloc[0]
+    assert row["conflicts"] == 2
+    assert "2 with conflicting decisions" in row["note"]
+
+
+def test_too_few_labels_note():
+    row = agreement(frame(["pass"] * 5 + ["fail"] * 5, [True] * 5 + [False] * 5)).iloc[0]
+    assert "too few labels (n<20)" in row["note"]
+    assert row["kappa"] == 1.0
+
+
+def test_empty_input_gives_empty_frame_with_columns():
+    out = agreement(frame([], []))
+    assert out.empty and list(out.columns) == [*DEFAULT_BY, *AGREEMENT_COLUMNS]
+
+
+# -- grouping -----------------------------------------------------------------
+
+
+def test_default_grouping_keeps_models_apart_and_pooling_is_said():
+    df = frame(["pass", "fail"] * 20, [True, False] * 20, model=["m1", "m2"] * 20)
+    out = agreement(df)
+    assert list(out["model"]) == ["m1", "m2"] and (out["n_models"] == 1).all()
+    pooled = agreement(df, by=["step"]).iloc[0]
+    assert pooled["n_models"] == 2 and "pools 2 models" in pooled["note"]
+
+
+def test_crossed_and_time_groups():
+    at = T0 + pd.to_timedelta(np.arange(40) * 12, unit="h")  # 20 days from a Monday
+    df = frame(["pass", "fail"] * 20, [True, False] * 20, at=at, step=["a", "b"] * 20)
+    weeks = agreement(df, by=["week"])
+    assert list(weeks["week"]) == ["2026-10-05", "2026-10-12", "2026-10-19"]
+    assert weeks["n"].sum() == 40
+    assert list(agreement(df, by=["month"])["month"]) == ["2026-10"]
+    crossed = agreement(df, by=["step", "day"])
+    assert len(crossed) == 40 and set(crossed["step"]) == {"a", "b"}
+    overall = agreement(df, by=[])
+    assert len(overall) == 1 and overall.iloc[0]["n"] == 40
+
+
+def test_approver_group_and_missing_keys_kept():
+    df = frame(["pass"] * 4, [True, True, pd.NA, True], decided_by=["ann", "bob", None, "ann"])
+    out = agreement(df, by="approver")
+    assert out["approver"].isna().sum() == 1
+    assert dict(zip(out["approver"].fillna("-"), out["n"], strict=True)) == {
+        "ann": 2,
+        "bob": 1,
+        "-": 0,
+    }
+
+
+def test_unknown_group_key_names_allowed_values():
+    with pytest.raises(ValueError, match="allowed: process, version, step"):
+        agreement(frame(["pass"], [True]), by=["weekday"])
+    with pytest.raises(ValueError, match="answers"):
+        agreement(frame(["pass"], [True]), by=["question"])
+
+
+def test_question_level_uses_result_against_submission_label():
+    subs = frame(["fail", "pass"], [True, True])
+    ans = pd.DataFrame(
+        {
+            "check_id": ["c0", "c0", "c1", "c1"],
+            "process": "p",
+            "step": ["s", "s", "s", "s"],
+            "model": "m1",
+            "at": T0,
+            "ask": ["Q1", "Q2", "Q1", "Q2"],
+            "result": ["pass", "fail", "pass", None],
+            "label": pd.array([True] * 4, dtype="boolean"),
+            "conflict": False,
+            "decided_by": "ann",
+        }
+    )
+    out = agreement(subs, by=["question"], answers=ans)
+    assert list(out.columns[:3]) == ["process", "step", "question"]
+    q1, q2 = out.iloc[0], out.iloc[1]
+    assert q1["question"] == "Q1" and q1["pass_acceptable"] == 2 and q1["n"] == 2
+    assert q2["fail_acceptable"] == 1 and q2["n"] == 1  # the answer without a result is left out
+    assert q2["false_fail_rate"] == 1.0
+    assert QUESTION_UNIT in q1["note"]
+    assert QUESTION_UNIT in out.attrs["unit"]
+
+
+# -- approver view ------------------------------------------------------------
+
+
+def test_approver_view_flags_fast_close_follower_only():
+    rng = np.random.default_rng(21)
+    n = 200
+    truth_acc = rng.random(n) < 0.7
+    verdict = np.where(
+        rng.random(n) < 0.8,
+        np.where(truth_acc, "pass", "fail"),
+        np.where(truth_acc, "fail", "pass"),
+    )
+    follower = frame(verdict, verdict == "pass", decided_by="eli")
+    follower["decided_at"] = follower["at"] + pd.to_timedelta(rng.integers(3, 15, n), unit="s")
+    careful = frame(verdict, truth_acc, decided_by="ana")
+    careful["decided_at"] = careful["at"] + pd.to_timedelta(rng.integers(120, 3600, n), unit="s")
+    few = frame(["pass"] * 5, [True] * 5, decided_by="bo")
+    few["decided_at"] = few["at"] + pd.Timedelta(seconds=2)
+    out = approvers(pd.concat([follower, careful, few], ignore_index=True)).set_index("approver")
+    assert out.loc["eli", "flag"] and not out.loc["ana", "flag"]
+    assert not out.loc["bo", "flag"] and "too few" in out.loc["bo", "note"]
+    assert (
+        "automation bias" in out.loc["eli", "flag_reason"]
+        and "hint" in out.loc["eli", "flag_reason"]
+    )
+    assert out.loc["eli", "agree"] == 1.0
+    expected = (careful["decided_at"] - careful["at"]).dt.total_seconds().median()
+    assert out.loc["ana", "median_review_s"] == pytest.approx(expected)
+    assert out.loc["ana", "approval_rate"] == pytest.approx(truth_acc.mean())
+    lo, hi = proportion_confint(int(truth_acc.sum()), n, method="wilson")
+    assert (out.loc["ana", "approval_low"], out.loc["ana", "approval_high"]) == pytest.approx(
+        (lo, hi)
+    )
+    # Thresholds are options: a stricter time limit clears the follower.
+    assert not approvers(follower, review_below_s=2.0).iloc[0]["flag"]
+
+
+def test_approver_view_extra_keys():
+    df = frame(["pass", "fail"] * 10, [True, False] * 10, step=["a", "b"] * 10)
+    out = approvers(df, by=["step"])
+    assert list(out.columns[:2]) == ["approver", "step"] and len(out) == 2
+
+
+# -- JSON shape ---------------------------------------------------------------
+
+
+def test_records_have_issue_keys_and_are_strict_json():
+    rng = np.random.default_rng(31)
+    df = pd.concat([synth(100, rng, prevalence=0.7), frame(["pass"] * 3, [pd.NA] * 3, model="m2")])
+    records = agreement_records(agreement(df))
+    text = json.dumps(records, allow_nan=False)
+    assert len(json.loads(text)) == 2
+    required = {
+        "process", "step", "model", "n", "agree", "kappa", "kappa_ci", "false_pass_rate",
+        "false_pass_ci", "false_fail_rate", "false_fail_ci", "unsure_rate", "tpr", "tnr", "counts",
+    }  # fmt: skip
+    for rec in records:
+        assert required <= rec.keys()
+        assert set(rec["counts"]) == {"pass", "fail", "unsure", "error"}
+        for cell in rec["counts"].values():
+            assert set(cell) == {"acceptable", "not_acceptable"}
+    first = records[0]
+    assert sum(sum(c.values()) for c in first["counts"].values()) == first["n"]
+    assert (
+        len(first["kappa_ci"]) == 2 and first["kappa_ci"][0] < first["kappa"] < first["kappa_ci"][1]
+    )
+    assert records[1]["n"] == 0 and records[1]["agree"] is None
+
+
+# -- ground truth from calibrate simulate -------------------------------------
+
+
+def _population_pass_rates(n: int = 20_000) -> dict[tuple[str, str, bool], float]:
+    """P(verdict pass | truth) per (step, model) from the simulator's own evaluator model."""
+    from calibrate.profile import Limits, parse_check
+    from calibrate.simulate import _models, _Sim
+
+    sim = _Sim(1, 123)
+    rates = {}
+    for sm in _models():
+        if any(ev.drift for _, ev in sm.evaluators):
+            continue  # a drifting evaluator has no single true rate
+        questions = parse_check(sm.check, Limits())
+        for start, ev in sm.evaluators:
+            for acceptable in (True, False):
+                frac = np.full(n, start + 0.01)
+                _, verdict, _, _ = sim.answers_for(sm, questions, np.full(n, acceptable), frac)
+                rates[(sm.step, ev.name, acceptable)] = float(np.mean(verdict == 0))
+    return rates
+
+
+def test_simulated_sample_tpr_tnr_cover_generator_truth(sample_store, sample_dir):
+    from calibrate.dataset import submissions
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    try:
+        subs = submissions(con, labeled_only=True)
+    finally:
+        con.close()
+    truth_df = pd.read_csv(sample_dir / ".truth" / "truth.csv")
+    merged = subs.merge(
+        truth_df.rename(columns={"run": "run_id"})[["run_id", "step", "attempt", "acceptable"]],
+        on=["run_id", "step", "attempt"],
+        how="left",
+        validate="one_to_one",
+    )
+    assert merged["acceptable"].notna().all()
+    # Against the true acceptability (not the approvers' noisy labels), TPR and TNR
+    # are the generator's P(pass | truth), diluted by ~1% error verdicts.
+    merged["label"] = merged["acceptable"].astype(bool)
+    out = agreement(merged, confidence=0.99)
+    pop = _population_pass_rates()
+    mc = 3 * np.sqrt(0.25 / 20_000)  # Monte Carlo slack of the population value
+    checked = 0
+    for row in out.to_dict("records"):
+        key = (row["step"], row["model"])
+        if (*key, True) not in pop:
+            continue
+        p_acc, p_not = pop[(*key, True)], pop[(*key, False)]
+        assert row["tpr_low"] <= p_acc + mc and row["tpr_high"] >= 0.99 * p_acc - mc, (
+            key,
+            row["tpr"],
+            p_acc,
+        )
+        tnr_true = (1 - p_not, 1 - 0.99 * p_not)
+        assert row["tnr_low"] <= tnr_true[1] + mc and row["tnr_high"] >= tnr_true[0] - mc, (
+            key,
+            row["tnr"],
+        )
+        checked += 1
+    assert checked >= 3
+
+
+def test_simulated_sample_flags_the_rubber_stamp_approver(sample_store):
+    from calibrate.dataset import submissions
+    from calibrate.simulate import RUBBER_STAMP
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    try:
+        subs = submissions(con)
+    finally:
+        con.close()
+    out = approvers(subs)
+    assert set(out.loc[out["flag"], "approver"]) == {RUBBER_STAMP}
