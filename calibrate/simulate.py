@@ -341,6 +341,8 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
         truncated = u[:, 2] < 0.03
         # Only an unsure verdict is escalated to a person (check-1 §3).
         escalated = (u[:, 3] < sm.escalation_share) & (verdict1 == 2) & ~error
+        # Near the end of the window some approvals are still waiting when the export is taken.
+        pending = (frac > 0.95) & (u[:, 7] > 0.3) & ~running & ~escalated
         for k, i in enumerate(idx):
             t0 = START + timedelta(days=WINDOW_DAYS * float(frac[k]))
             run: dict[str, Any] = {
@@ -373,7 +375,7 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
             history = []
             first_ok, delay1 = person_decides(acc1[k], verdict1[k], approver[k, 0])
             is_err = bool(error[k])
-            if not first_ok and u_k[6] < 0.5 and not escalated[k]:
+            if not first_ok and u_k[6] < 0.5 and not escalated[k] and not pending[k]:
                 # First attempt rejected and reworked: it lives in history with its decision.
                 chk = verdict_obj(ans1[k], verdict1[k], model1[k], t0, err=is_err)
                 h = {
@@ -406,7 +408,8 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
             check = verdict_obj(ans, verd, model, t, err=is_err, trunc=bool(truncated[k]))
             sim.counts["checks"] += 1
             sim.counts["answers"] += 0 if is_err else len(ans)
-            labeled += 1
+            labeled += 0 if pending[k] else 1
+            unlabeled += 1 if pending[k] else 0
             sim.truth_rows.append(
                 (run_ids[i], sm.process, sm.step, attempt, int(acc), round(float(pcal), 6))
             )
@@ -415,7 +418,12 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
                 step_doc["history"] = history
             decided_at = _iso(t + delay)
             note = NOTES[int(u_k[7] * 8) % len(NOTES)] if (not ok and u_k[7] < 0.5) else None
-            if escalated[k] and not is_err:
+            if pending[k]:
+                # Exported before the person decided: checked, not yet labeled.
+                steps[sm.step] = step_doc
+                if sm.approve_step:
+                    steps[sm.approve_step] = {"status": "waiting", "reviews": sm.step}
+            elif escalated[k] and not is_err:
                 # Escalated to a person: the same check shows in escalation.check and steps.<id>.check.
                 resolution = "completed" if ok else ("returned" if u_k[6] < 0.5 else "failed")
                 esc = {"check": check, "resolution": resolution, "by": who, "at": decided_at}
