@@ -18,6 +18,7 @@ from calibrate.cli import simulate as _simulate  # noqa: E402,F401
 from calibrate.cli import demo as _demo  # noqa: E402,F401
 # -- more commands register below this line --
 from calibrate.cli import agreement as _agreement  # noqa: E402,F401
+from calibrate.cli import curves as _curves  # noqa: E402,F401
 
 
 def main() -> None:

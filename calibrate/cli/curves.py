@@ -1,0 +1,238 @@
+"""``calibrate curves``: reliability diagrams and calibration numbers per question and model."""
+
+from __future__ import annotations
+
+import textwrap
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from calibrate.analysis.calibration import DEFAULT_BINS, GROUP_BY, calibrate_store
+from calibrate.analysis.stats import MIN_N
+from calibrate.cli.app import app, err, handle_errors
+from calibrate.cli.options import (
+    AdvisoryOnlyOption,
+    DbOption,
+    ModelOption,
+    ProcessOption,
+    SinceOption,
+    StepOption,
+    UntilOption,
+    make_filters,
+)
+from calibrate.cli.render import echo_json, terminal_safe
+from calibrate.errors import UsageError
+from calibrate.report.plots import step_key, write_figures
+from calibrate.store import connect
+
+WIDTH = 80
+_KIND = {"yes_no": "yes/no", "choice": "choice", "rubric": "rubric"}
+
+
+class Strategy(StrEnum):
+    uniform = "uniform"
+    quantile = "quantile"
+
+
+class CurvesFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _parse_by(by: str | None) -> list[str]:
+    keys = [k.strip() for k in (by or "").split(",") if k.strip()]
+    bad = [k for k in keys if k not in GROUP_BY]
+    if bad:
+        raise UsageError(f"--by {by!r}: choose from {', '.join(GROUP_BY)} (comma-separated)")
+    return keys
+
+
+@app.command("curves")
+@handle_errors
+def curves_command(
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Folder for the PNG and SVG figures (created if missing).",
+            file_okay=False,
+            show_default=False,
+        ),
+    ],
+    db: DbOption = None,
+    process: ProcessOption = None,
+    step: StepOption = None,
+    model: ModelOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    advisory_only: AdvisoryOnlyOption = False,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="Also group by week ('week' or 'model,week'). The evaluator "
+            "model is always a group: models are never pooled.",
+        ),
+    ] = None,
+    fmt: Annotated[
+        CurvesFormat, typer.Option("--format", help="table or json.")
+    ] = CurvesFormat.table,
+    bins: Annotated[
+        int, typer.Option("--bins", min=2, max=50, help="Number of bins.")
+    ] = DEFAULT_BINS,
+    strategy: Annotated[
+        Strategy, typer.Option("--strategy", help="uniform: equal widths; quantile: equal counts.")
+    ] = Strategy.uniform,
+) -> None:
+    """Reliability diagrams, calibration error and recalibration maps, per question and model.
+
+    Writes a figure per question and a small-multiples figure per step (PNG
+    and SVG) into --out and prints the figures' numbers: per bin the mean
+    prediction, observed rate, 95% Wilson interval and count; ECE with a
+    bootstrap interval, MCE, Brier, log loss, AUROC; and ECE/Brier before and
+    after the chosen recalibration map on held-out folds.
+    """
+    keys = _parse_by(by)
+    filters = make_filters(process, step, model, since, until, advisory_only)
+    con = connect(db, read_only=True)
+    try:
+        results = calibrate_store(con, filters, n_bins=bins, strategy=strategy.value, by=keys)
+    finally:
+        con.close()
+    if not results:
+        err.print("no labeled answers match these filters: no figures written", markup=False)
+        if fmt is CurvesFormat.json:
+            echo_json([])
+        return
+    try:
+        figures = write_figures(results, out)
+    except OSError as exc:
+        raise UsageError(f"cannot write figures to {out}: {exc.strerror or exc}") from None
+    records = []
+    for q in results:
+        rec = q.to_dict()
+        rec["figure"] = {k: str(v) for k, v in figures[q.key].items()}
+        rec["step_figure"] = {
+            k: str(v) for k, v in figures[step_key(q.process, q.step, q.model, q.week)].items()
+        }
+        records.append(rec)
+    if fmt is CurvesFormat.json:
+        echo_json(records)
+    else:
+        typer.echo("\n".join(_table(records)))
+    err.print(f"wrote {2 * len(figures)} figures (PNG and SVG) to {out}", markup=False)
+
+
+# --------------------------------------------------------------------------- table rendering
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(ci: list[Any], digits: int = 2) -> str:
+    if ci is None or ci[0] is None:
+        return "-"
+    return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _table(records: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for rec in records:
+        lines += _block(rec)
+        lines.append("")
+    lines.append(
+        f"Rates are shown with 95% Wilson intervals; below {MIN_N} labels numbers are withheld "
+        "(see --format json)."
+    )
+    return [
+        ln for part in lines for ln in (textwrap.wrap(part, WIDTH) if len(part) > WIDTH else [part])
+    ]
+
+
+def _block(rec: dict[str, Any]) -> list[str]:
+    week = f" · week of {rec['week']}" if rec.get("week") else ""
+    head = terminal_safe(f"{rec['process']} / {rec['step']} · model {rec['model']}{week}")
+    out = ["━━ " + _clip(head, WIDTH - 3)]
+    out += textwrap.wrap(terminal_safe(rec["ask"]), WIDTH, max_lines=3, placeholder=" …") or [""]
+    kind = rec["kind"]
+    what = "p vs acceptable" if kind == "yes_no" else "confidence vs correct call"
+    out.append(
+        f"{_KIND[kind]} · n {rec['n']} labeled · {what} on {rec['n_curve']} · "
+        f"{rec['strategy']}, {rec['n_bins']} bins"
+    )
+    if rec.get("n_missing"):
+        out.append(f"({rec['n_missing']} labeled answers had no usable answer and are left out)")
+    if rec["too_few"]:
+        out.append(
+            f"  too few labels (n = {rec['n_curve']} < {MIN_N}): figure marked, numbers withheld"
+        )
+    else:
+        x, y = ("mean p", "accepted") if kind == "yes_no" else ("mean conf", "correct")
+        out.append(f"  {'bin':<11} {x:>9} {y:>9} {'95% CI':>14} {'n':>7}")
+        for b in rec["bins"]:
+            if b["n"] == 0:
+                out.append(f"  {b['lo']:.2f}-{b['hi']:.2f}   {'(empty)':>9}")
+                continue
+            out.append(
+                f"  {b['lo']:.2f}-{b['hi']:.2f}   {_f(b['mean_predicted']):>9} "
+                f"{_f(b['observed']):>9} {_ci(b['ci']):>14} {b['n']:>7}"
+            )
+        out.append(
+            f"  ECE {_f(rec['ece'])} {_ci(rec['ece_ci'], 3)} · MCE {_f(rec['mce'])} · "
+            f"Brier {_f(rec['brier'])} · log loss {_f(rec['log_loss'])}"
+        )
+        auroc = _f(rec["auroc"]) if rec["auroc"] is not None else f"- ({rec['auroc_note']})"
+        out.append(_clip(f"  AUROC {auroc}", WIDTH))
+    out += _recal_lines(rec)
+    if kind == "choice":
+        out += _rates_lines(rec["answers"], "answer", rec)
+    elif kind == "rubric":
+        out += _rates_lines(rec["levels"], "level", rec)
+    out.append(f"  figure: {Path(rec['figure']['png']).name} (and .svg)")
+    return out
+
+
+def _recal_lines(rec: dict[str, Any]) -> list[str]:
+    r = rec["recalibration"]
+    on = "" if rec["kind"] == "yes_no" else " of passing answers' confidence"
+    if r["method"] == "none":
+        return [_clip(f"  recalibration{on}: none ({r['reason']})", WIDTH)]
+    head = f"  recalibration{on}: {r['method']}, {r['n_splits']}-fold held out"
+    body = (
+        f"    ECE {_f(r['ece_before'])} -> {_f(r['ece_after'])} · "
+        f"Brier {_f(r['brier_before'])} -> {_f(r['brier_after'])}"
+    )
+    if r["n"] < MIN_N:
+        body += f" (on {r['n']} points: too few)"
+    return [_clip(head, WIDTH), body]
+
+
+def _rates_lines(rows: list[dict[str, Any]], what: str, rec: dict[str, Any]) -> list[str]:
+    source = "process file" if rec["pass_source"] == "process file" else "learnt from labels"
+    if what == "answer":
+        call = f"pass list {rec['pass_names']} ({source})"
+    else:
+        call = f"pass level {rec['pass_level']} ({source})"
+    out = [_clip(terminal_safe(f"  acceptance per {what}; {call}"), WIDTH)]
+    out.append(f"  {what:<20} {'n':>6} {'rate':>7} {'95% CI':>14}  passes")
+    flagged = set(rec.get("non_monotone_levels") or [])
+    for row in rows:
+        name = terminal_safe(row["name"] if what == "answer" else row["level"])
+        rate = "too few" if row["too_few"] and row["n"] else _f(row["rate"], 2)
+        ci = "" if row["too_few"] else _ci(row["ci"])
+        mark = "  non-monotone" if what == "level" and row["level"] in flagged else ""
+        out.append(
+            f"  {_clip(name, 20):<20} {row['n']:>6} {rate:>7} {ci:>14}  "
+            f"{'yes' if row['passes'] else 'no'}{mark}"
+        )
+    if flagged:
+        out.append("  non-monotone: a level accepted significantly less often than a lower one")
+        out.append("  (one-sided Fisher exact test, Holm-adjusted, alpha 0.05)")
+    return out
