@@ -110,7 +110,7 @@ def _models() -> list[StepModel]:
         choice_probs={True: [0.92, 0.05, 0.03], False: [0.10, 0.70, 0.20]},
         rubric_probs={True: [0.02, 0.08, 0.90], False: [0.50, 0.40, 0.10]},
     )  # fmt: skip
-    plain = Evaluator("evaluator-a-2026-06", separation=1.5, overconfidence=1.8)
+    plain = Evaluator("evaluator-a-2026-06", separation=1.9, overconfidence=1.8)
     weak = Evaluator(
         "evaluator-a-2026-06", separation=0.7, overconfidence=2.5, drift=0.4,
         choice_probs={True: [0.6, 0.3, 0.1], False: [0.45, 0.4, 0.15]},
@@ -129,19 +129,19 @@ def _models() -> list[StepModel]:
         StepModel(
             "vendor-onboarding", 3, "check_vendor",
             "Check the vendor against the OFAC and EU lists. Attach the report.",
-            vendor_check, share=0.55, base_rate=(0.78, 0.74),
+            vendor_check, share=0.45, base_rate=(0.78, 0.74),
             evaluators=[(0.0, good), (0.55, better)], approve_step="approve_vendor",
         ),
         StepModel(
             "invoice-matching", 1, "match_invoice",
             "Match the invoice to its purchase order and list any lines that do not match.",
             "The matched purchase order covers every line of the invoice.",
-            share=0.15, base_rate=(0.85, 0.85), evaluators=[(0.0, plain)], approve_step=None,
+            share=0.30, base_rate=(0.85, 0.85), evaluators=[(0.0, plain)], approve_step=None,
         ),
         StepModel(
             "expense-review", 2, "review_expense",
             "Review the expense claim against the policy and the receipt.",
-            expense_check, share=0.30, base_rate=(0.70, 0.60),
+            expense_check, share=0.25, base_rate=(0.70, 0.60),
             evaluators=[(0.0, weak)], approve_step="approve_expense", escalation_share=0.2,
         ),
     ]  # fmt: skip
