@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import sys
 
-from calibrate.cli.app import app
+# ruff: noqa: I001 - the import order below is the order of `calibrate --help`.
 
 # Importing a command module registers its command on ``app``.
-from calibrate.cli import ingest as _ingest  # noqa: E402,F401
-from calibrate.cli import status as _status  # noqa: E402,F401
-from calibrate.cli import simulate as _simulate  # noqa: E402,F401
-from calibrate.cli import demo as _demo  # noqa: E402,F401
-# -- more commands register below this line --
-from calibrate.cli import agreement as _agreement  # noqa: E402,F401
-from calibrate.cli import curves as _curves  # noqa: E402,F401
+from calibrate.cli import (  # noqa: F401
+    demo,
+    ingest,
+    status,
+    agreement,
+    curves,
+    thresholds,
+    report,
+    simulate,
+)
+from calibrate.cli.app import app
+
+__all__ = ["app", "main"]
 
 
 def main() -> None:

@@ -1,0 +1,2033 @@
+"""Can ``advisory`` be dropped? A decision per checked step, with every criterion behind it.
+
+For each checked step and its current evaluator model the decision is one of
+
+* ``READY``: drop ``advisory`` with the suggested thresholds;
+* ``NOT_YET``: the evidence points the right way but is too thin: keep
+  collecting, and here is how many more labeled submissions (and how many
+  days or weeks at the step's recent volume) the bound needs;
+* ``NO``: even with plenty of data the check cannot reach ``alpha`` with
+  useful coverage, or it drifted, or the evaluator model changed mid-window,
+  or the evaluator errs or is truncated too often: say which, and which
+  questions drive the disagreements.
+
+Every criterion is a :class:`Criterion` ``{name, value, limit, ok}`` so the
+decision can be audited; the limits are fields of :class:`ReadinessOptions`
+with documented defaults.
+
+The evidence for a step is its **current evaluator model** (the model of its
+latest check) and its **current question wording** (the questions of the
+ingested process file, else those of the latest check): thresholds learnt on
+one model or wording say nothing about another, so nothing is pooled. Checks
+left out are counted and said.
+
+All functions here are pure over the DataFrames of
+:func:`calibrate.dataset.submissions` and :func:`calibrate.dataset.answers`,
+except :func:`assess_store`, which reads a store and coordinates. Nothing
+prints and nothing draws; :mod:`calibrate.report.render` does that.
+
+References
+----------
+.. [1] Agresti, A. (2013). Categorical Data Analysis, 3rd ed., §3.1 (the
+   two-proportion z test) and §3.5 (Fisher's exact test). Wiley.
+.. [2] Clopper, C. J. and Pearson, E. S. (1934). The use of confidence or
+   fiducial limits illustrated in the case of the binomial. Biometrika 26(4),
+   404-413.
+.. [3] Angelopoulos, A. N., Bates, S., Candès, E. J., Jordan, M. I. and Lei, L.
+   (2021). Learn then Test: calibrating predictive algorithms to achieve risk
+   control. arXiv:2110.01052.
+.. [4] Goddard, K., Roudsari, A. and Wyatt, J. C. (2012). Automation bias: a
+   systematic review of frequency, effect mediators, and mitigators. JAMIA
+   19(1), 121-127.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sp_stats
+
+from calibrate.analysis import agreement as agreement_mod
+from calibrate.analysis.stats import (
+    MIN_N,
+    binomial_upper_bound,
+    two_proportion_test,
+    wilson_interval,
+)
+from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide
+
+#: The three decisions, best first (the order the report sorts by).
+DECISIONS = ("READY", "NOT_YET", "NO")
+#: Average days in a month, for "hours saved per month".
+DAYS_PER_MONTH = 365.25 / 12
+#: A labels-needed estimate beyond this many is reported as unreachable.
+MAX_LABELS = 1_000_000
+#: Without a certificate, at least this share more labels is asked for (see assess_step).
+NEEDED_FLOOR = 0.1
+#: How the drift test is done, in words, for the faces to print next to it.
+DRIFT_METHOD = (
+    "one-sided two-proportion z test (pooled variance), recent half worse than earlier half; "
+    "Fisher's exact test when an expected cell count is below 5; the halves split the labeled "
+    "checks at their median time; Bonferroni over the two rates tested"
+)
+AUDIT_METHOD = (
+    "exact one-sided binomial test of H0: false-pass rate <= alpha on a uniform random sample "
+    "of the check's passes, reviewed by a person; sized for the stated power at 2 x alpha"
+)
+
+
+# --------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class ReadinessOptions:
+    """Limits of the decision, each with its default; see the module docstring.
+
+    Parameters
+    ----------
+    alpha : float, default=0.05
+        Largest acceptable false-pass rate, P(not acceptable | pass).
+    delta : float, default=0.1
+        The certified bounds hold with probability at least ``1 - delta``.
+    beta : float, default=0.2
+        Largest acceptable false-fail rate, P(acceptable | fail).
+    min_coverage : float, default=0.5
+        Least share of submissions the check must decide without a person
+        (pass + fail); below it the check saves little.
+    min_labels : int, default=100
+        Least labeled submissions on the current model and wording before a
+        step can be READY (and before a poor result is called NO rather than
+        NOT_YET). The drift test needs some data in each half too.
+    drift_level : float, default=0.01
+        Family-wise level of the drift test (split over the two rates tested).
+        Strict on purpose: a drift verdict says NO, and every step is tested,
+        so at 0.05 one step in twenty would be refused for noise; the audit
+        after the switch watches for smaller drifts.
+    max_error_rate : float, default=0.02
+        Largest share of ``error`` verdicts (the evaluator did not answer).
+    max_truncation_rate : float, default=0.05
+        Largest share of checks whose run data was truncated (check-1 §5).
+    minutes_per_review : float, default=5.0
+        A person's time per reviewed submission, for the hours saved.
+    audit_weeks : int, default=4
+        After the switch, a rise of the false-pass rate to ``audit_factor x
+        alpha`` should be detected within this many weeks.
+    audit_factor : float, default=2.0
+        The rise the audit is sized to detect, as a multiple of ``alpha``.
+    audit_power : float, default=0.8
+        Probability that the audit detects that rise within ``audit_weeks``.
+    audit_level : float, default=0.05
+        False-alarm level of the audit's test.
+    recent_days : int, default=28
+        The step's recent volume is measured over its last this many days.
+    """
+
+    alpha: float = 0.05
+    delta: float = 0.1
+    beta: float = 0.2
+    min_coverage: float = 0.5
+    min_labels: int = 100
+    drift_level: float = 0.01
+    max_error_rate: float = 0.02
+    max_truncation_rate: float = 0.05
+    minutes_per_review: float = 5.0
+    audit_weeks: int = 4
+    audit_factor: float = 2.0
+    audit_power: float = 0.8
+    audit_level: float = 0.05
+    recent_days: int = 28
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "delta", "beta", "drift_level", "audit_level"):
+            value = getattr(self, name)
+            if not 0 < value < 1:
+                raise ValueError(f"{name} must be in (0, 1), got {value}")
+        for name in ("min_coverage", "max_error_rate", "max_truncation_rate"):
+            value = getattr(self, name)
+            if not 0 <= value <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if not 0 < self.audit_power < 1:
+            raise ValueError(f"audit_power must be in (0, 1), got {self.audit_power}")
+        if self.audit_factor <= 1 or self.audit_factor * self.alpha >= 1:
+            raise ValueError(
+                f"audit_factor must be above 1 with audit_factor x alpha below 1, got {self.audit_factor}"
+            )
+        if self.min_labels < 1:
+            raise ValueError(f"min_labels must be at least 1, got {self.min_labels}")
+        if self.minutes_per_review < 0:
+            raise ValueError(f"minutes_per_review must be >= 0, got {self.minutes_per_review}")
+        if self.audit_weeks < 1:
+            raise ValueError(f"audit_weeks must be at least 1, got {self.audit_weeks}")
+        if self.recent_days < 1:
+            raise ValueError(f"recent_days must be at least 1, got {self.recent_days}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as a plain dict (for report.json)."""
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- small results
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One line of the decision: a value against its limit.
+
+    Attributes
+    ----------
+    name : str
+        Stable identifier, e.g. ``"false_pass_upper"``.
+    value, limit : float, int, str or None
+        The measured value (``None`` when it cannot be measured) and its limit.
+    ok : bool
+        Whether the value meets the limit; a value that cannot be measured does not.
+    blocks : {"NOT_YET", "NO"}
+        The decision this criterion forces when it is not ok.
+    label : str
+        The criterion in words, for the faces.
+    detail : str
+        The evidence in words, with ``n`` and the interval where it is a rate.
+    """
+
+    name: str
+    value: float | int | str | None
+    limit: float | int | str | None
+    ok: bool
+    blocks: str
+    label: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": _plain(self.value),
+            "limit": _plain(self.limit),
+            "ok": bool(self.ok),
+            "blocks": self.blocks,
+            "label": self.label,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A count out of a total with its 95% Wilson interval."""
+
+    k: int
+    n: int
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n if self.n else float("nan")
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        low, high = wilson_interval(self.k, self.n)
+        return float(low), float(high)
+
+    @property
+    def too_few(self) -> bool:
+        return self.n < MIN_N
+
+    def text(self) -> str:
+        """``"4.1% (9 of 219; 95% CI 2.2–7.6%)"``, or ``"too few (n=12)"`` below ``MIN_N``."""
+        if self.n == 0:
+            return "no data (n=0)"
+        if self.too_few:
+            return f"too few to say ({self.k} of {self.n}, n<{MIN_N})"
+        low, high = self.ci
+        return f"{self.rate:.1%} ({self.k} of {self.n}; 95% CI {low:.1%}–{high:.1%})"
+
+    def to_dict(self) -> dict[str, Any]:
+        low, high = self.ci
+        return {
+            "k": self.k,
+            "n": self.n,
+            "rate": _plain(self.rate),
+            "ci": [_plain(low), _plain(high)],
+        }
+
+
+@dataclass(frozen=True)
+class DriftTest:
+    """Earlier vs recent half of the window, on one rate.
+
+    Attributes
+    ----------
+    rate : str
+        ``"false_pass"`` (P(not acceptable | pass)) or ``"disagreement"``
+        (share of decided verdicts the person contradicted).
+    earlier, recent : Rate
+    p_value : float
+        One-sided: evidence that the recent rate is higher. NaN when a half is empty.
+    method : str
+        ``"z"`` or ``"fisher"``.
+    level : float
+        The level this test is judged at (``drift_level`` / number of tests).
+    """
+
+    rate: str
+    earlier: Rate
+    recent: Rate
+    p_value: float
+    method: str
+    level: float
+
+    @property
+    def testable(self) -> bool:
+        return bool(np.isfinite(self.p_value))
+
+    @property
+    def drifted(self) -> bool:
+        return self.testable and self.p_value <= self.level
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rate": self.rate,
+            "earlier": self.earlier.to_dict(),
+            "recent": self.recent.to_dict(),
+            "p_value": _plain(self.p_value),
+            "method": self.method,
+            "level": self.level,
+            "drifted": self.drifted,
+        }
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The drift test of a step: where the window was split and the tests."""
+
+    split_at: str | None
+    tests: tuple[DriftTest, ...]
+    method: str = DRIFT_METHOD
+
+    @property
+    def drifted(self) -> bool:
+        return any(t.drifted for t in self.tests)
+
+    @property
+    def testable(self) -> bool:
+        return bool(self.tests) and all(t.testable for t in self.tests)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "split_at": self.split_at,
+            "drifted": self.drifted,
+            "testable": self.testable,
+            "tests": [t.to_dict() for t in self.tests],
+            "method": self.method,
+        }
+
+
+@dataclass(frozen=True)
+class ModelChange:
+    """Which evaluator models answered a step's checks in the window, and when the latest took over."""
+
+    current: str | None
+    models: tuple[dict[str, Any], ...]
+    changed_at: str | None
+    previous: str | None
+    interleaved: bool
+
+    @property
+    def changed(self) -> bool:
+        return len(self.models) > 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "current": self.current,
+            "changed": self.changed,
+            "changed_at": self.changed_at,
+            "previous": self.previous,
+            "interleaved": self.interleaved,
+            "models": [dict(m) for m in self.models],
+        }
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A step's recent volume (current model): checks and labels per week."""
+
+    days: float
+    checks: int
+    labeled: int
+
+    @property
+    def checks_per_week(self) -> float:
+        return self.checks / self.days * 7 if self.days > 0 else float("nan")
+
+    @property
+    def labeled_per_week(self) -> float:
+        return self.labeled / self.days * 7 if self.days > 0 else float("nan")
+
+    @property
+    def checks_per_month(self) -> float:
+        return self.checks_per_week / 7 * DAYS_PER_MONTH
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "days": round(self.days, 2),
+            "checks": self.checks,
+            "labeled": self.labeled,
+            "checks_per_week": _plain(self.checks_per_week),
+            "labeled_per_week": _plain(self.labeled_per_week),
+        }
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """A random audit of the check's passes after ``advisory`` is dropped.
+
+    Attributes
+    ----------
+    rate : float or None
+        Share of passes a person should keep reviewing (``None`` when the step
+        passes nothing, so there is nothing to audit).
+    sample_size : int
+        Audited passes the test needs (:func:`audit_sample_size`).
+    per_week : float
+        Audited passes per week at ``rate`` and the step's volume.
+    weeks : int
+        The detection window the plan is sized for.
+    weeks_at_full_review : float or None
+        Weeks to collect ``sample_size`` when every pass is reviewed; above
+        ``weeks`` the goal cannot be met at this volume.
+    alpha, target, level, power : float
+        The null rate, the rise detected, the false-alarm level and the power.
+    critical : int
+        Alarm when at least this many of the ``sample_size`` audited passes
+        turn out not acceptable.
+    """
+
+    rate: float | None
+    sample_size: int
+    per_week: float
+    weeks: int
+    weeks_at_full_review: float | None
+    alpha: float
+    target: float
+    level: float
+    power: float
+    critical: int
+    method: str = AUDIT_METHOD
+
+    @property
+    def attainable(self) -> bool:
+        return self.weeks_at_full_review is not None and self.weeks_at_full_review <= self.weeks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _plain(v) for k, v in asdict(self).items()} | {"attainable": self.attainable}
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def audit_sample_size(
+    alpha: float, *, factor: float = 2.0, level: float = 0.05, power: float = 0.8,
+    max_n: int = 200_000,
+) -> tuple[int, int]:  # fmt: skip
+    """Audited passes needed to detect a false-pass rate of ``factor x alpha``.
+
+    After ``advisory`` is dropped a person reviews a uniform random sample of
+    the check's passes. Of ``m`` audited passes, ``X`` turn out not acceptable,
+    ``X ~ Binomial(m, p)`` with ``p`` the false-pass rate. The audit raises an
+    alarm when ``X >= c``, with ``c`` the smallest count such that
+    ``P(Binomial(m, alpha) >= c) <= level`` (an exact one-sided test of
+    ``H0: p <= alpha``, so a check that still meets its promise raises a false
+    alarm at most ``level`` of the time). Its power against ``p1 = factor x
+    alpha`` is ``P(Binomial(m, p1) >= c)``. The sample size returned is the
+    smallest ``m`` whose power reaches ``power``.
+
+    Because ``X`` is discrete the power is not monotone in ``m`` (a saw-tooth);
+    the smallest ``m`` reaching the target is returned, as exact binomial
+    sample-size tables do. For orientation, the normal approximation is::
+
+        m ≈ ((z_{1-level} sqrt(alpha (1 - alpha)) + z_{power} sqrt(p1 (1 - p1))) / (p1 - alpha))^2
+
+    which gives 149 for ``alpha = 0.05``, ``factor = 2``, ``level = 0.05``,
+    ``power = 0.8``; the exact answer is close.
+
+    Parameters
+    ----------
+    alpha : float
+        The false-pass rate promised (the null).
+    factor : float, default=2.0
+        The rise to detect, as a multiple of ``alpha``.
+    level : float, default=0.05
+        False-alarm probability of the test.
+    power : float, default=0.8
+        Probability of an alarm when the rate is ``factor x alpha``.
+    max_n : int, default=200000
+        Search limit.
+
+    Returns
+    -------
+    (m, c) : tuple of int
+        The sample size and the alarm threshold (alarm when ``X >= c``).
+
+    References
+    ----------
+    .. [1] Chow, S.-C., Shao, J. and Wang, H. (2008). Sample Size Calculations
+       in Clinical Research, 2nd ed., §4.1 (one-sample binomial, exact).
+       Chapman & Hall.
+
+    Examples
+    --------
+    >>> m, c = audit_sample_size(0.05)
+    >>> m, c
+    (169, 14)
+    """
+    p1 = factor * alpha
+    if not 0 < alpha < p1 < 1:
+        raise ValueError(f"need 0 < alpha < factor x alpha < 1, got alpha={alpha}, factor={factor}")
+    if not 0 < level < 1 or not 0 < power < 1:
+        raise ValueError(f"level and power must be in (0, 1), got {level} and {power}")
+    return _audit_sample_size(float(alpha), float(p1), float(level), float(power), int(max_n))
+
+
+@functools.lru_cache(maxsize=64)
+def _audit_sample_size(
+    alpha: float, p1: float, level: float, power: float, max_n: int
+) -> tuple[int, int]:
+    z = sp_stats.norm.ppf
+    approx = ((z(1 - level) * math.sqrt(alpha * (1 - alpha)) + z(power) * math.sqrt(p1 * (1 - p1)))
+              / (p1 - alpha)) ** 2  # fmt: skip
+    # The exact answer lies near the normal approximation: search a window around it,
+    # from 1 so that the smallest qualifying size is found, widening if needed.
+    hi = min(max_n, int(4 * approx) + 100)
+    while True:
+        m = np.arange(1, hi + 1)
+        # k: the largest count still compatible with H0 at this level; alarm at k + 1.
+        k = sp_stats.binom.isf(level, m, alpha)
+        k = np.where(sp_stats.binom.sf(k, m, alpha) > level, k + 1, k)
+        pw = sp_stats.binom.sf(k, m, p1)
+        hit = np.flatnonzero(pw >= power)
+        if hit.size:
+            i = int(hit[0])
+            return int(m[i]), int(k[i]) + 1
+        if hi >= max_n:
+            raise ValueError(f"no audit of up to {max_n} passes reaches power {power}")
+        hi = min(max_n, hi * 4)
+
+
+def audit_plan(
+    *, alpha: float, passes_per_week: float, weeks: int = 4, factor: float = 2.0,
+    level: float = 0.05, power: float = 0.8,
+) -> AuditPlan:  # fmt: skip
+    """The share of passes to audit so a rise to ``factor x alpha`` shows within ``weeks``.
+
+    ``rate = m / (weeks x passes_per_week)``, capped at 1, with ``m`` from
+    :func:`audit_sample_size`. When even reviewing every pass collects fewer
+    than ``m`` in ``weeks``, the rate is 1 and ``weeks_at_full_review`` says
+    how long detection takes.
+    """
+    m, c = audit_sample_size(alpha, factor=factor, level=level, power=power)
+    if not np.isfinite(passes_per_week) or passes_per_week <= 0:
+        return AuditPlan(None, m, 0.0, weeks, None, alpha, factor * alpha, level, power, c)
+    rate = min(1.0, m / (weeks * passes_per_week))
+    return AuditPlan(
+        rate=rate,
+        sample_size=m,
+        per_week=rate * passes_per_week,
+        weeks=weeks,
+        weeks_at_full_review=m / passes_per_week,
+        alpha=alpha,
+        target=factor * alpha,
+        level=level,
+        power=power,
+        critical=c,
+    )
+
+
+def one_sided_increase(
+    k_early: int, n_early: int, k_recent: int, n_recent: int
+) -> tuple[float, str]:
+    """One-sided p-value that the recent proportion exceeds the earlier one.
+
+    The pooled two-proportion z test [1]_ (half of the two-sided p-value of
+    :func:`calibrate.analysis.stats.two_proportion_test` in the direction of
+    the difference), or Fisher's exact test when an expected cell count is
+    below 5, where the normal approximation is poor.
+
+    Returns
+    -------
+    (p_value, method) : tuple
+        NaN when a half is empty; ``method`` is ``"z"`` or ``"fisher"``.
+
+    References
+    ----------
+    .. [1] Agresti, A. (2013). Categorical Data Analysis, 3rd ed., §3.1, §3.5.
+    """
+    if n_early == 0 or n_recent == 0:
+        return float("nan"), "z"
+    total = k_early + k_recent
+    n = n_early + n_recent
+    expected = np.array([n_early, n_recent]) * np.array([[total / n], [(n - total) / n]])
+    if expected.min() < 5:
+        table = [[k_recent, n_recent - k_recent], [k_early, n_early - k_early]]
+        return float(sp_stats.fisher_exact(table, alternative="greater").pvalue), "fisher"
+    two = float(two_proportion_test(k_recent, n_recent, k_early, n_early))
+    up = k_recent / n_recent > k_early / n_early
+    return (two / 2 if up else 1 - two / 2), "z"
+
+
+def drift_test(at: Any, verdict: Any, label: Any, *, level: float = 0.05) -> Drift:
+    """Did the false-pass or the disagreement rate rise from the earlier to the recent half?
+
+    The labeled checks are split at their median time into an earlier and a
+    recent half (equal counts, so both halves carry the same weight whatever
+    the volume did). Two rates are compared, each with a one-sided test
+    (:func:`one_sided_increase`) at ``level / 2`` (Bonferroni): the
+    false-pass rate P(not acceptable | pass) and the disagreement rate over
+    decided verdicts (pass while not acceptable, or fail while acceptable).
+    Only a rise counts: a check that got better does not block, because the
+    bound from the whole window is then conservative for the recent part.
+
+    Parameters
+    ----------
+    at : array-like of datetime
+        Time of each labeled check.
+    verdict : array-like of str
+        The recorded verdicts.
+    label : array-like of bool
+        True = acceptable.
+    level : float, default=0.05
+        Family-wise level over the two tests.
+
+    Returns
+    -------
+    Drift
+    """
+    at = pd.to_datetime(pd.Series(at), utc=True).reset_index(drop=True)
+    v = pd.Series(verdict, dtype=object).reset_index(drop=True).astype(str).to_numpy()
+    y = pd.Series(label).reset_index(drop=True).astype(bool).to_numpy()
+    ok = at.notna().to_numpy()
+    at, v, y = at[ok], v[ok], y[ok]
+    tests: list[DriftTest] = []
+    per_test = level / 2
+    if len(at) < 2:
+        empty = Rate(0, 0)
+        for name in ("false_pass", "disagreement"):
+            tests.append(DriftTest(name, empty, empty, float("nan"), "z", per_test))
+        return Drift(None, tuple(tests))
+    order = np.argsort(at.to_numpy(), kind="stable")
+    recent = np.zeros(len(at), dtype=bool)
+    recent[order[len(order) // 2 :]] = True
+    split_at = at.iloc[order[len(order) // 2]].isoformat()
+    passed = v == "pass"
+    decided = passed | (v == "fail")
+    disagree = (passed & ~y) | ((v == "fail") & y)
+    for name, event, base in (
+        ("false_pass", passed & ~y, passed),
+        ("disagreement", disagree, decided),
+    ):
+        early_r = Rate(int((event & base & ~recent).sum()), int((base & ~recent).sum()))
+        recent_r = Rate(int((event & base & recent).sum()), int((base & recent).sum()))
+        p, method = one_sided_increase(early_r.k, early_r.n, recent_r.k, recent_r.n)
+        tests.append(DriftTest(name, early_r, recent_r, p, method, per_test))
+    return Drift(split_at, tuple(tests))
+
+
+def labels_needed(
+    *, k_false_pass: int, n_pass: int, n_labeled: int, alpha: float, delta: float,
+    max_labels: int = MAX_LABELS,
+) -> int | None:  # fmt: skip
+    """Labeled submissions (in total) for the certified false-pass bound to reach ``alpha``.
+
+    Assumes the observed false-pass rate ``r = k_false_pass / n_pass`` and
+    pass share ``s = n_pass / n_labeled`` stay as they are: with ``N``
+    labeled submissions there are ``s N`` passes of which ``r s N`` are
+    false, and the exact (Clopper-Pearson) upper bound at ``1 - delta`` is
+    :func:`~calibrate.analysis.stats.binomial_upper_bound`. Returns the
+    smallest ``N >= n_labeled`` whose bound is at most ``alpha``. A search
+    that holds out part of the labels to certify (or tests along a path)
+    needs somewhat more, so read this as a lower estimate.
+
+    Returns
+    -------
+    int or None
+        ``None`` when the observed rate is at or above ``alpha`` (more labels
+        cannot help), when nothing passes, or when more than ``max_labels``
+        would be needed.
+
+    References
+    ----------
+    .. [1] Clopper, C. J. and Pearson, E. S. (1934). The use of confidence or
+       fiducial limits illustrated in the case of the binomial. Biometrika
+       26(4), 404-413.
+
+    Examples
+    --------
+    >>> labels_needed(k_false_pass=0, n_pass=10, n_labeled=20, alpha=0.05, delta=0.1)
+    90
+    """
+    if n_pass <= 0 or n_labeled <= 0:
+        return None
+    r = k_false_pass / n_pass
+    if r >= alpha:
+        return None
+    s = n_pass / n_labeled
+    grid = np.unique(np.geomspace(max(n_labeled, 1), max_labels, 400).astype(np.int64))
+    bound = _bound_at(grid, r, s, delta)
+    hit = np.flatnonzero(bound <= alpha)
+    if hit.size == 0:
+        return None
+    hi = int(grid[hit[0]])
+    lo = int(grid[hit[0] - 1]) if hit[0] > 0 else n_labeled
+    fine = np.arange(lo, hi + 1, dtype=np.int64)
+    fb = _bound_at(fine, r, s, delta)
+    return int(fine[np.flatnonzero(fb <= alpha)[0]])
+
+
+def _bound_at(total: np.ndarray, r: float, s: float, delta: float) -> np.ndarray:
+    passes = np.floor(s * total)
+    false = np.floor(r * passes)
+    return binomial_upper_bound(false, passes, delta=delta)
+
+
+def replay(answers: pd.DataFrame, questions: Sequence[Question]) -> pd.Series:
+    """Verdict codes of each check under ``questions`` (the decision rule of check-1 §3).
+
+    Parameters
+    ----------
+    answers : pandas.DataFrame
+        Rows of :func:`calibrate.dataset.answers` (columns ``check_id``,
+        ``ask``, ``p``, ``name``, ``level``, ``confidence``).
+    questions : sequence of Question
+        The thresholds to apply, matched to answers by ``ask``.
+
+    Returns
+    -------
+    pandas.Series
+        ``PASS``/``FAIL``/``UNSURE`` per ``check_id``: the worst question.
+        Checks missing an answer to one of the questions are left out.
+    """
+    if answers.empty or not questions:
+        return pd.Series(dtype="int8", name="verdict")
+    parts = []
+    for q in questions:  # a loop per question, vectorised over answers
+        rows = answers[answers["ask"] == q.ask]
+        if q.kind is Kind.YES_NO:
+            ans = pd.to_numeric(rows["p"], errors="coerce").to_numpy(dtype=float)
+            codes = decide(q, ans)
+            # A yes/no answer without a probability cannot pass.
+            codes = np.where(np.isnan(ans), UNSURE, codes)
+        elif q.kind is Kind.CHOICE:
+            codes = decide(q, rows["name"].astype(object).to_numpy(), _conf(rows))
+        else:
+            lv = pd.to_numeric(rows["level"], errors="coerce").to_numpy(dtype=float)
+            codes = np.where(np.isnan(lv), UNSURE, decide(q, lv, _conf(rows)))
+        parts.append(pd.DataFrame({"check_id": rows["check_id"].to_numpy(), "code": codes}))
+    allq = pd.concat(parts, ignore_index=True)
+    agg = allq.groupby("check_id", sort=False)["code"].agg(["max", "size"])
+    agg = agg[agg["size"] == len(questions)]
+    return agg["max"].astype("int8").rename("verdict")
+
+
+def _conf(rows: pd.DataFrame) -> np.ndarray | None:
+    if "confidence" not in rows:
+        return None
+    return pd.to_numeric(rows["confidence"], errors="coerce").to_numpy(dtype=float)
+
+
+def disagreement_drivers(answers: pd.DataFrame, *, top: int | None = None) -> pd.DataFrame:
+    """The answers most often followed by a person's rejection, per question.
+
+    Each labeled answer is bucketed: a yes/no answer by its recorded result
+    (``yes`` at or above ``pass``, ``unsure`` between ``fail`` and ``pass``,
+    ``no`` in the fail range: below ``fail``, or below ``pass`` without one), a choice by the
+    chosen name, a rubric by its level. For each question and bucket:
+    ``n`` answers, ``rejected`` (the person found the submission not
+    acceptable) with its rate and Wilson interval, and ``disagreements``: the
+    rejections that followed a *passing* answer plus the acceptances that
+    followed a *failing* one. Sorted by ``disagreements``, then rejection
+    rate: the top rows name the questions to rewrite.
+
+    The person judged the whole submission, not the question: a question
+    whose passing answer is often rejected is lenient on what people care
+    about, or asks about something else.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``position``, ``ask``, ``kind``, ``answer``, ``result``, ``n``,
+        ``rejected``, ``rejected_rate``, ``rejected_low``, ``rejected_high``,
+        ``disagreements``.
+    """
+    cols = ["position", "ask", "kind", "answer", "result", "n", "rejected", "rejected_rate",
+            "rejected_low", "rejected_high", "disagreements"]  # fmt: skip
+    data = answers[answers["label"].notna()]
+    if data.empty:
+        return pd.DataFrame(columns=cols)
+    kind = data["kind"].astype(str).to_numpy()
+    result = data["result"].astype(object).where(data["result"].notna(), "unknown").astype(str)
+    # A yes/no answer is bucketed by what today's thresholds made of its probability.
+    yes_no_names = result.map({"pass": "yes (p at or above pass)", "fail": "no (p in the fail range)",
+                               "unsure": "unsure (p between fail and pass)"}).fillna("no answer")  # fmt: skip
+    level = pd.to_numeric(data["level"], errors="coerce")
+    answer = np.where(
+        kind == "yes_no",
+        yes_no_names.to_numpy(dtype=object),
+        np.where(
+            kind == "choice",
+            data["name"].astype(object).fillna("(none)").to_numpy(dtype=object),
+            ("level " + level.astype("Int64").astype(str)).to_numpy(dtype=object),
+        ),
+    )
+    y = data["label"].astype(bool).to_numpy()
+    frame = pd.DataFrame(
+        {
+            "position": pd.to_numeric(data["position"], errors="coerce")
+            .fillna(0)
+            .astype(int)
+            .to_numpy(),
+            "ask": data["ask"].astype(str).to_numpy(),
+            "kind": kind,
+            "answer": answer,
+            "result": result.to_numpy(),
+            "n": 1,
+            "rejected": (~y).astype(int),
+            "disagreements": (
+                ((result.to_numpy() == "pass") & ~y) | ((result.to_numpy() == "fail") & y)
+            ).astype(int),
+        }
+    )
+    out = (
+        frame.groupby(["position", "ask", "kind", "answer", "result"], sort=False)[
+            ["n", "rejected", "disagreements"]
+        ]
+        .sum()
+        .reset_index()
+    )
+    low, high = wilson_interval(out["rejected"].to_numpy(), out["n"].to_numpy())
+    out["rejected_rate"] = out["rejected"] / out["n"]
+    out["rejected_low"] = low
+    out["rejected_high"] = high
+    out = out.sort_values(["disagreements", "rejected_rate", "n"], ascending=[False, False, False])
+    out = out[cols].reset_index(drop=True)
+    return out.head(top) if top else out
+
+
+def detect_model_change(subs: pd.DataFrame) -> ModelChange:
+    """Which evaluator models answered these checks, and when the current one took over.
+
+    The current model is the model of the latest check. ``changed_at`` is the
+    time of its first check; ``interleaved`` is true when another model still
+    answered after that (two models in use at once).
+    """
+    data = subs[["model", "at", "label"]].copy()
+    data["model"] = data["model"].astype(object).where(data["model"].notna(), "(unknown model)")
+    data["at"] = pd.to_datetime(data["at"], utc=True)
+    timed = data[data["at"].notna()].sort_values("at", kind="stable")
+    if data.empty:
+        return ModelChange(None, (), None, None, False)
+    current = str(timed["model"].iloc[-1]) if len(timed) else str(data["model"].iloc[-1])
+    g = data.groupby("model", sort=False)
+    models = []
+    for name, grp in g:
+        models.append(
+            {
+                "model": str(name),
+                "checks": int(len(grp)),
+                "labeled": int(grp["label"].notna().sum()),
+                "first_at": _iso(grp["at"].min()),
+                "last_at": _iso(grp["at"].max()),
+            }
+        )
+    models.sort(key=lambda m: (m["first_at"] or "", m["model"]))
+    if len(models) == 1:
+        return ModelChange(current, tuple(models), None, None, False)
+    first_current = timed.loc[timed["model"] == current, "at"].min() if len(timed) else pd.NaT
+    before = timed[timed["at"] < first_current]
+    previous = str(before["model"].iloc[-1]) if len(before) else None
+    interleaved = bool(((timed["at"] > first_current) & (timed["model"] != current)).any())
+    return ModelChange(current, tuple(models), _iso(first_current), previous, interleaved)
+
+
+def recent_volume(subs: pd.DataFrame, *, days: int = 28) -> Volume:
+    """Checks and labels over the last ``days`` days of ``subs`` (or its whole span if shorter).
+
+    Only the latest check of each attempt counts (an earlier, blocked check
+    of the same attempt is not a separate submission).
+    """
+    latest = subs[subs["is_latest"].astype("boolean").fillna(True).to_numpy(dtype=bool)]
+    at = pd.to_datetime(latest["at"], utc=True)
+    at = at[at.notna()]
+    if at.empty:
+        return Volume(0.0, 0, 0)
+    end = at.max()
+    start = max(at.min(), end - pd.Timedelta(days=days))
+    span_days = max((end - start).total_seconds() / 86400.0, 1.0)
+    sel = (at >= start).reindex(latest.index, fill_value=False).to_numpy(dtype=bool)
+    recent = latest[sel]
+    return Volume(span_days, int(len(recent)), int(recent["label"].notna().sum()))
+
+
+def hours_saved_per_month(
+    *, checks_per_month: float, auto_pass: float, auto_fail: float, audit_rate: float | None,
+    minutes_per_review: float,
+) -> float:  # fmt: skip
+    """Hours of review saved per month once the check acts alone.
+
+    Today a person reviews every submission. After the switch a person sees
+    the unsure ones and the audited share of the passes; the passes and
+    fails the check decides alone are saved::
+
+        saved = checks_per_month x (auto_pass x (1 - audit_rate) + auto_fail) x minutes / 60
+    """
+    if not all(np.isfinite(x) for x in (checks_per_month, auto_pass, auto_fail)):
+        return float("nan")
+    audited = audit_rate if audit_rate is not None else 0.0
+    reviews = checks_per_month * (auto_pass * (1 - audited) + auto_fail)
+    return float(reviews * minutes_per_review / 60.0)
+
+
+# --------------------------------------------------------------------------- the thresholds result
+
+
+@dataclass
+class ThresholdView:
+    """What readiness needs from the threshold search, in the JSON shape of issue 5.
+
+    Attributes
+    ----------
+    status : {"ok", "unattainable", "insufficient_data"}
+    check : list of dict
+        The suggested questions in check-1's keys plus ``kind`` (QUESTION).
+    certified : dict
+        ``false_pass_upper``, ``false_fail_upper``, ``confidence``.
+    expected : dict
+        ``auto_pass``, ``auto_fail``, ``unsure``: shares under the suggestion.
+    current : dict
+        The labeled history replayed under today's thresholds.
+    n_labeled : int
+    needed_labels : int or None
+        The search's own estimate of the labels needed, when it gives one.
+    display_factory : callable or None
+        Builds the trade-off display (an object with ``plot(ax=None)``), when
+        the search offers one; see :meth:`make_display`.
+    raw : object
+        The search's own result, for the faces.
+    """
+
+    status: str
+    check: list[dict[str, Any]]
+    certified: dict[str, Any]
+    expected: dict[str, Any]
+    current: dict[str, Any]
+    n_labeled: int = 0
+    needed_labels: int | None = None
+    display_factory: Callable[[], Any] | None = None
+    note: str = ""
+    raw: Any = None
+
+    def make_display(self) -> Any:
+        """The trade-off display, or ``None`` when the search offers none."""
+        return self.display_factory() if self.display_factory is not None else None
+
+    @classmethod
+    def from_mapping(
+        cls,
+        doc: Mapping[str, Any],
+        *,
+        display_factory: Callable[[], Any] | None = None,
+        raw: Any = None,
+    ) -> ThresholdView:
+        """Build from a step object of ``calibrate thresholds --format json``."""
+        needed = doc.get("needed_labels")
+        if isinstance(needed, Mapping):  # tolerate {"total": .., "more": ..}
+            needed = needed.get("more", needed.get("additional", needed.get("total")))
+        return cls(
+            status=str(doc.get("status", "insufficient_data")),
+            check=[dict(q) for q in (doc.get("check") or [])],
+            certified=dict(doc.get("certified") or {}),
+            expected=dict(doc.get("expected") or {}),
+            current=dict(doc.get("current") or {}),
+            n_labeled=int(doc.get("n_labeled") or 0),
+            needed_labels=int(needed)
+            if isinstance(needed, int | float) and np.isfinite(needed)
+            else None,
+            display_factory=display_factory,
+            note=str(doc.get("note") or doc.get("reason") or ""),
+            raw=raw if raw is not None else doc,
+        )
+
+
+def suggested_questions(
+    check: Sequence[Mapping[str, Any]], current: Sequence[Question]
+) -> list[Question]:
+    """Turn QUESTION dicts back into :class:`Question` objects, keeping texts from ``current``.
+
+    A choice keeps its ``one_of`` descriptions and a rubric its ``levels``
+    texts from the current question of the same ``ask`` when the suggestion
+    leaves them out.
+    """
+    by_ask = {q.ask: q for q in current}
+    out = []
+    for item in check:
+        body = {k: v for k, v in item.items() if k != "kind"}
+        cur = by_ask.get(str(item.get("ask")))
+        kind = str(item.get("kind") or (cur.kind.value if cur else "yes_no"))
+        if kind == "choice" and "one_of" not in body:
+            names = dict(cur.one_of) if cur and cur.one_of else {}
+            for n in [*_listify(body.get("pass")), *_listify(body.get("unsure"))]:
+                names.setdefault(str(n), str(n))
+            if len(names) < 2:
+                names.setdefault("(other)", "any other answer")
+            body["one_of"] = names
+        if kind == "rubric" and "levels" not in body:
+            levels = list(cur.levels) if cur and cur.levels else [f"level {i}" for i in range(10)]
+            body["levels"] = levels
+        if kind == "yes_no" and body.get("fail") is None:
+            body.pop("fail", None)
+        if body.get("confidence") is None:
+            body.pop("confidence", None)
+        out.append(Question.from_check_item(body))
+    return out
+
+
+def _listify(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return list(value)
+
+
+def check_items(questions: Sequence[Question]) -> list[dict[str, Any]]:
+    """Questions as QUESTION dicts: check-1's keys plus ``kind`` (the JSON shape of issue 5)."""
+    out = []
+    for q in questions:
+        item = q.to_check_item()
+        body: dict[str, Any] = {"ask": item.pop("ask"), "kind": q.kind.value}
+        body.update(item)
+        out.append(body)
+    return out
+
+
+# --------------------------------------------------------------------------- the step
+
+
+@dataclass
+class StepReadiness:
+    """The decision for one checked step and its current evaluator model, with the evidence.
+
+    The JSON face is :meth:`to_dict`; the DataFrames and result objects
+    (agreement tables, calibration, the threshold search) are kept for the
+    report's tables and figures.
+    """
+
+    process: str
+    step: str
+    model: str | None
+    decision: str
+    reasons: list[str]
+    criteria: list[Criterion]
+    needed_labels: int | None
+    needed_days: float | None
+    suggested_check: list[dict[str, Any]]
+    current_check: list[dict[str, Any]]
+    thresholds: ThresholdView
+    audit: AuditPlan | None
+    hours_saved_per_month: float
+    prescreen_hours_per_month: float
+    pattern: dict[str, Any]
+    drift: Drift
+    model_change: ModelChange
+    volume: Volume
+    n_labeled: int
+    left_out: dict[str, int]
+    observed: dict[str, Any]
+    error: Rate
+    truncation: Rate
+    automation_bias: dict[str, Any]
+    has_approve_step: bool
+    decision_on_current_model: str | None = None
+    # evidence kept for the faces
+    agreement: pd.DataFrame | None = None
+    by_week: pd.DataFrame | None = None
+    by_model: pd.DataFrame | None = None
+    approvers: pd.DataFrame | None = None
+    drivers: pd.DataFrame | None = None
+    calibration: list[Any] = field(default_factory=list)
+
+    @property
+    def audit_rate(self) -> float | None:
+        return self.audit.rate if self.audit is not None else None
+
+    @property
+    def sort_key(self) -> tuple[int, float]:
+        """READY first, then NOT_YET, then NO; within each the most hours saved first."""
+        hours = self.hours_saved_per_month if np.isfinite(self.hours_saved_per_month) else -1.0
+        return DECISIONS.index(self.decision), -hours
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step object of report.json (``report.schema.json``)."""
+        t = self.thresholds
+        return {
+            "process": self.process,
+            "step": self.step,
+            "model": self.model,
+            "decision": self.decision,
+            "reasons": list(self.reasons),
+            "criteria": [c.to_dict() for c in self.criteria],
+            "needed_labels": self.needed_labels,
+            "needed_days": _plain(self.needed_days),
+            "suggested_check": self.suggested_check,
+            "current_check": self.current_check,
+            "certified": {k: _plain(v) for k, v in t.certified.items()},
+            "expected": {k: _plain(v) for k, v in t.expected.items()},
+            "current": {k: _plain(v) for k, v in t.current.items()},
+            "status": t.status,
+            "audit_rate": _plain(self.audit_rate),
+            "audit": self.audit.to_dict() if self.audit else None,
+            "hours_saved_per_month": _plain(self.hours_saved_per_month),
+            "prescreen_hours_per_month": _plain(self.prescreen_hours_per_month),
+            "pattern": self.pattern,
+            "n_labeled": self.n_labeled,
+            "left_out": dict(self.left_out),
+            "observed": _plain_tree(self.observed),
+            "error_rate": self.error.to_dict(),
+            "truncation_rate": self.truncation.to_dict(),
+            "drift": self.drift.to_dict(),
+            "model_change": self.model_change.to_dict(),
+            "decision_on_current_model": self.decision_on_current_model,
+            "volume": self.volume.to_dict(),
+            "automation_bias": _plain_tree(self.automation_bias),
+            "agreement": agreement_mod.agreement_records(self.agreement)
+            if self.agreement is not None
+            else [],
+            "drivers": _records(self.drivers),
+        }
+
+
+def current_wording(
+    subs: pd.DataFrame, answers: pd.DataFrame, questions: Sequence[Question]
+) -> pd.Series:
+    """Whether each check was asked the current questions (boolean, indexed like ``subs``).
+
+    The current questions are those of the process file (``questions``), else
+    those of the latest check. A check matches when it answered exactly that
+    set of ``ask`` texts; an ``error`` verdict (no answers) matches.
+    """
+    if questions:
+        current = frozenset(q.ask for q in questions)
+    else:
+        timed = answers.sort_values("at", kind="stable") if "at" in answers else answers
+        last = timed["check_id"].iloc[-1] if len(timed) else None
+        current = (
+            frozenset(timed.loc[timed["check_id"] == last, "ask"])
+            if last is not None
+            else frozenset()
+        )
+    # Counts per check instead of a set per check: it matches when every distinct ask
+    # it answered is current and it answered all of them.
+    pairs = answers[["check_id", "ask"]].drop_duplicates()
+    known = pairs["ask"].isin(list(current)).to_numpy()
+    counts = (
+        pd.DataFrame({"check_id": pairs["check_id"].to_numpy(), "n": 1, "known": known.astype(int)})
+        .groupby("check_id", sort=False)[["n", "known"]]
+        .sum()
+    )
+    match = (counts["n"] == counts["known"]) & (counts["known"] == len(current))
+    out = subs["check_id"].map(match)
+    # A check without answers (an error verdict) matches: it was asked the current questions.
+    return out.astype("boolean").fillna(True).astype(bool)
+
+
+def assess_step(
+    subs: pd.DataFrame,
+    answers: pd.DataFrame,
+    *,
+    thresholds: ThresholdView | Mapping[str, Any],
+    questions: Sequence[Question] = (),
+    options: ReadinessOptions | None = None,
+    has_approve_step: bool = False,
+    calibration: Sequence[Any] = (),
+) -> StepReadiness:
+    """The decision for one checked step, from its checks, answers and threshold search.
+
+    Parameters
+    ----------
+    subs : pandas.DataFrame
+        The step's checks, all models, as :func:`calibrate.dataset.submissions`.
+    answers : pandas.DataFrame
+        The step's answers, as :func:`calibrate.dataset.answers`.
+    thresholds : ThresholdView or mapping
+        The threshold search on the current model and wording: a
+        :class:`ThresholdView` or a step object of ``calibrate thresholds
+        --format json`` (issue 5).
+    questions : sequence of Question
+        The step's questions as the process file defines them (may be empty).
+    options : ReadinessOptions, optional
+    has_approve_step : bool, default=False
+        Whether people's decisions come from an ``approve`` step (a signature
+        may be required), which makes pre-screening a candidate pattern.
+    calibration : sequence of QuestionCalibration
+        Kept for the report's figures.
+
+    Returns
+    -------
+    StepReadiness
+    """
+    opts = options or ReadinessOptions()
+    tv = (
+        thresholds
+        if isinstance(thresholds, ThresholdView)
+        else ThresholdView.from_mapping(thresholds)
+    )
+    if subs.empty:
+        raise ValueError("assess_step needs at least one check of the step")
+    process, step = str(subs["process"].iloc[0]), str(subs["step"].iloc[0])
+    change = detect_model_change(subs)
+    model = change.current
+    model_col = subs["model"].astype(object).where(subs["model"].notna(), "(unknown model)")
+    cur_model = subs[(model_col == model).to_numpy()]
+    ans_model = answers[answers["check_id"].isin(cur_model["check_id"])]
+    wording = current_wording(cur_model, ans_model, questions)
+    cur = cur_model[wording.to_numpy(dtype=bool)]
+    ans = ans_model[ans_model["check_id"].isin(cur["check_id"])]
+    left_out = {
+        "other_models": int(len(subs) - len(cur_model)),
+        "other_wording": int(len(cur_model) - len(cur)),
+    }
+    labeled = cur[cur["label"].notna()]
+    n_labeled = int((labeled["verdict"] != "error").sum())
+
+    # Rates of the evaluator's health, over every check of the current model.
+    error = Rate(int((cur["verdict"] == "error").sum()), int(len(cur)))
+    truncation = Rate(int(cur["truncated"].astype(bool).sum()), int(len(cur)))
+    drift = drift_test(labeled["at"], labeled["verdict"], labeled["label"], level=opts.drift_level)
+    volume = recent_volume(cur, days=opts.recent_days)
+
+    # The suggestion (or today's thresholds) replayed on the labeled history: a point
+    # estimate beside the bound.
+    current_qs = list(questions) or _questions_from_answers(ans)
+    try:
+        suggested_qs = (
+            suggested_questions(tv.check, current_qs) if tv.status == "ok" and tv.check else []
+        )
+    except Exception:  # noqa: BLE001 - a malformed suggestion must not sink the report
+        suggested_qs = []
+    lab_ans = ans[ans["label"].notna()]
+    y = labeled.set_index("check_id")["label"].astype(bool)
+    observed = {
+        "suggested": _replay_rates(lab_ans, suggested_qs, y) if suggested_qs else None,
+        "current": _replay_rates(lab_ans, current_qs, y) if current_qs else None,
+        "recorded": _recorded_rates(labeled),
+    }
+    source = next((k for k in ("suggested", "current", "recorded") if observed[k]), None)
+    point = {**observed[source], "source": source} if source else None
+
+    auto_pass = _num(tv.expected.get("auto_pass"))
+    auto_fail = _num(tv.expected.get("auto_fail"))
+    if auto_pass is None and suggested_qs and observed["suggested"]:
+        auto_pass, auto_fail = (
+            observed["suggested"]["auto_pass"],
+            observed["suggested"]["auto_fail"],
+        )
+    coverage = (auto_pass or 0.0) + (auto_fail or 0.0) if auto_pass is not None else None
+
+    # Without a certificate the search reports the best single-candidate bounds: shown, never passed.
+    certified = tv.status == "ok"
+    fp_upper = _num(tv.certified.get("false_pass_upper"))
+    ff_upper = _num(tv.certified.get("false_fail_upper"))
+    plenty = n_labeled >= opts.min_labels
+    best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
+    if best_cov is not None:
+        right_way = best_cov >= opts.min_coverage
+    else:
+        right_way = _points_right_way(point, opts)
+    poor = plenty and (tv.status == "unattainable" or not right_way)
+
+    # Labels needed for both bounds to reach their limits at the observed rates.
+    needed = tv.needed_labels
+    if needed is None and point is not None and right_way:
+        totals = [
+            labels_needed(
+                k_false_pass=point[key]["k"], n_pass=point[key]["n"], n_labeled=max(n_labeled, 1),
+                alpha=limit, delta=opts.delta,
+            )
+            for key, limit in (("false_pass", opts.alpha), ("false_fail", opts.beta))
+            if point[key]["n"] > 0
+        ]  # fmt: skip
+        if totals and all(t is not None for t in totals):
+            needed = max(0, max(totals) - n_labeled)
+    if needed is not None and tv.status != "ok":
+        # The search certifies along a path and can stop early on a few unlucky labels, so
+        # an estimate at the observed rates is a lower bound: ask for at least a tenth more.
+        needed = max(needed, math.ceil(NEEDED_FLOOR * n_labeled), 1)
+    if not plenty:
+        # Too thin to judge: at least the floor, more if the bound needs it.
+        needed = max(needed or 0, opts.min_labels - n_labeled)
+
+    criteria = _criteria(
+        opts=opts, n_labeled=n_labeled, tv=tv, fp_upper=fp_upper, ff_upper=ff_upper,
+        coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
+        poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
+    )  # fmt: skip
+    decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
+                       best_cov=best_cov, right_way=right_way)  # fmt: skip
+    decision, reasons = _decide(criteria, **decide_args)
+    without_change = None
+    if change.changed:
+        rest = [c for c in criteria if c.name != "evaluator_models"]
+        without_change, _ = _decide(rest, **decide_args)
+        if change.changed_at is not None and not change.interleaved:
+            how = f"re-run with --since {_since_arg(cur_model, subs, change)}"
+        else:
+            how = f"re-run with --model {model}"  # no clean cut in time to start from
+        reasons.append(
+            f"On {model} alone ({n_labeled} labeled) the other criteria give "
+            f"{without_change.replace('_', ' ')}: {how} to judge the new model on its own."
+        )
+
+    if decision == "READY":
+        needed = 0
+    elif decision == "NO":
+        needed = None
+    needed_days = None
+    if needed and np.isfinite(volume.labeled_per_week) and volume.labeled_per_week > 0:
+        needed_days = needed / (volume.labeled_per_week / 7)
+    if decision == "NOT_YET" and needed:
+        reasons.append(_needed_text(needed, needed_days))
+
+    # After the switch: audit and hours saved.
+    audit = None
+    hours = float("nan")
+    prescreen_hours = float("nan")
+    # Only a certified suggestion has shares worth planning on.
+    if certified and auto_pass is not None and np.isfinite(volume.checks_per_week):
+        audit = audit_plan(
+            alpha=opts.alpha, passes_per_week=volume.checks_per_week * auto_pass,
+            weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
+            power=opts.audit_power,
+        )  # fmt: skip
+        hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
+            auto_fail=auto_fail or 0.0, audit_rate=audit.rate,
+            minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+        prescreen_hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=0.0, auto_fail=auto_fail or 0.0,
+            audit_rate=None, minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+
+    agree = agreement_mod.agreement(cur, by=[])
+    by_week = agreement_mod.agreement(subs, by=["model", "week"])
+    by_model = agreement_mod.agreement(subs, by=["model"])
+    appr = agreement_mod.approvers(cur) if len(labeled) else None
+    bias = _automation_bias(cur, appr)
+    drivers = disagreement_drivers(ans, top=8)
+    distrust = any(
+        not c.ok
+        and (
+            c.name.startswith("drift_")
+            or c.name in ("evaluator_models", "error_rate", "truncation_rate")
+        )
+        for c in criteria
+    )
+    pattern = _pattern(
+        decision=decision, has_approve_step=has_approve_step, opts=opts,
+        ff_upper=ff_upper if certified and not distrust else None,
+        auto_fail=auto_fail, prescreen_hours=prescreen_hours,
+    )  # fmt: skip
+    return StepReadiness(
+        process=process,
+        step=step,
+        model=model,
+        decision=decision,
+        reasons=reasons,
+        criteria=criteria,
+        needed_labels=needed,
+        needed_days=needed_days,
+        suggested_check=check_items(suggested_qs)
+        if suggested_qs
+        else _as_items(tv.check, current_qs),
+        current_check=check_items(current_qs),
+        thresholds=tv,
+        audit=audit,
+        hours_saved_per_month=hours,
+        prescreen_hours_per_month=prescreen_hours,
+        pattern=pattern,
+        drift=drift,
+        model_change=change,
+        volume=volume,
+        n_labeled=n_labeled,
+        left_out=left_out,
+        observed=observed,
+        error=error,
+        truncation=truncation,
+        automation_bias=bias,
+        has_approve_step=has_approve_step,
+        decision_on_current_model=without_change,
+        agreement=agree,
+        by_week=by_week,
+        by_model=by_model,
+        approvers=appr,
+        drivers=drivers,
+        calibration=list(calibration),
+    )
+
+
+def _questions_from_answers(ans: pd.DataFrame) -> list[Question]:
+    """The questions as the answers' threshold columns describe them (no process file)."""
+    from calibrate.dataset import question_from_row
+
+    if ans.empty:
+        return []
+    first = ans.sort_values("position", kind="stable").drop_duplicates("ask")
+    out = []
+    for rec in first.to_dict("records"):
+        try:
+            q = question_from_row(rec)
+        except Exception:  # noqa: BLE001 - a question without thresholds is shown as asked
+            continue
+        if q.kind is Kind.YES_NO and q.pass_p is None:
+            continue
+        out.append(q)
+    return out
+
+
+def _as_items(
+    check: Sequence[Mapping[str, Any]], current: Sequence[Question]
+) -> list[dict[str, Any]]:
+    """QUESTION dicts with the answer texts of ``current`` restored (as the search gives them, else)."""
+    try:
+        return check_items(suggested_questions(check, current))
+    except Exception:  # noqa: BLE001 - keep the search's own dicts when they cannot be parsed
+        return [dict(q) for q in check]
+
+
+def _since_arg(cur_model: pd.DataFrame, subs: pd.DataFrame, change: ModelChange) -> str:
+    """A ``--since`` value that starts the window at the model change (to the second when safe)."""
+    first = pd.Timestamp(change.changed_at)
+    floor = first.floor("s")
+    others = subs[~subs["check_id"].isin(cur_model["check_id"])]
+    before = pd.to_datetime(others["at"], utc=True)
+    safe = before.isna().all() or bool((before.dropna() < floor).all())
+    stamp = floor if safe else first
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + ("" if safe else f".{stamp.microsecond:06d}") + "Z"
+
+
+def _points_right_way(point: dict[str, Any] | None, opts: ReadinessOptions) -> bool:
+    """Whether the observed (point) rates already meet the limits, so more labels would help."""
+    if not point or not point["false_pass"]["n"]:
+        return False
+    fp = point["false_pass"]["rate"]
+    ff = point["false_fail"]["rate"]
+    return (
+        fp is not None
+        and fp < opts.alpha
+        and (ff is None or ff < opts.beta)
+        and point["coverage"] >= opts.min_coverage
+    )
+
+
+def _recorded_rates(labeled: pd.DataFrame) -> dict[str, Any] | None:
+    if labeled.empty:
+        return None
+    v = labeled["verdict"].astype(str).to_numpy()
+    y = labeled["label"].astype(bool).to_numpy()
+    return _rates_from(v == "pass", v == "fail", y)
+
+
+def _replay_rates(
+    lab_ans: pd.DataFrame, qs: Sequence[Question], y: pd.Series
+) -> dict[str, Any] | None:
+    codes = replay(lab_ans, qs)
+    if codes.empty:
+        return None
+    yy = y.reindex(codes.index).astype(bool).to_numpy()
+    c = codes.to_numpy()
+    return _rates_from(c == PASS, c == FAIL, yy)
+
+
+def _rates_from(passed: np.ndarray, failed: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    n = int(len(y))
+    fp = Rate(int((passed & ~y).sum()), int(passed.sum()))
+    ff = Rate(int((failed & y).sum()), int(failed.sum()))
+    return {
+        "n": n,
+        "false_pass": fp.to_dict(),
+        "false_fail": ff.to_dict(),
+        "auto_pass": float(passed.mean()) if n else float("nan"),
+        "auto_fail": float(failed.mean()) if n else float("nan"),
+        "coverage": float((passed | failed).mean()) if n else 0.0,
+    }
+
+
+def _criteria(
+    *, opts: ReadinessOptions, n_labeled: int, tv: ThresholdView, fp_upper: float | None,
+    ff_upper: float | None, coverage: float | None, drift: Drift, change: ModelChange,
+    error: Rate, truncation: Rate, poor: bool, plenty: bool, point: dict[str, Any] | None,
+    certified: bool = True, best_cov: float | None = None,
+) -> list[Criterion]:  # fmt: skip
+    thin = "NO" if poor else "NOT_YET"
+    conf = 1 - opts.delta
+    which = _SOURCE_WORDS.get(point.get("source") if point else None, "today's")
+    out = [
+        Criterion(
+            "labeled_submissions", n_labeled, opts.min_labels, n_labeled >= opts.min_labels,
+            "NOT_YET", "labeled submissions on the current model and wording",
+            f"{n_labeled} labeled (error verdicts excluded); at least {opts.min_labels} needed",
+        ),
+        Criterion(
+            "false_pass_upper", fp_upper, opts.alpha,
+            certified and fp_upper is not None and fp_upper <= opts.alpha,
+            thin, f"certified false-pass bound ({conf:.0%} confidence)",
+            _bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which),
+        ),
+        Criterion(
+            "false_fail_upper", ff_upper, opts.beta,
+            certified and ff_upper is not None and ff_upper <= opts.beta,
+            thin, f"certified false-fail bound ({conf:.0%} confidence)",
+            _bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),
+        ),
+        Criterion(
+            "coverage", coverage, opts.min_coverage,
+            coverage is not None and coverage >= opts.min_coverage,
+            "NO" if plenty and tv.status == "ok" else thin,
+            "share decided without a person (pass + fail)",
+            ("no thresholds to measure" if coverage is None else
+             f"{coverage:.1%} expected under the {'suggested' if certified else 'current'} thresholds")
+            + ("" if best_cov is None else
+               f"; at best {best_cov:.1%} among the searched thresholds with observed error rates "
+               "within the limits"),
+        ),
+    ]  # fmt: skip
+    for t in drift.tests:
+        name = f"drift_{t.rate}"
+        out.append(
+            Criterion(
+                name,
+                _plain(t.p_value),
+                t.level,
+                t.testable and not t.drifted,
+                "NO" if t.testable else "NOT_YET",
+                f"no rise in the {t.rate.replace('_', '-')} rate (one-sided p-value)",
+                (
+                    f"earlier {t.earlier.text()} vs recent {t.recent.text()}; {t.method} test"
+                    if t.testable
+                    else "not testable: a half of the window has none"
+                ),
+            )  # fmt: skip
+        )
+    models_detail = ", ".join(
+        f"{m['model']} ({m['checks']} checks from {m['first_at']})" for m in change.models
+    )
+    out.append(
+        Criterion(
+            "evaluator_models",
+            len(change.models),
+            1,
+            len(change.models) <= 1,
+            "NO",
+            "one evaluator model throughout the window",
+            models_detail or "no checks",
+        )
+    )
+    out.append(
+        Criterion(
+            "error_rate",
+            _plain(error.rate),
+            opts.max_error_rate,
+            error.n > 0 and error.rate <= opts.max_error_rate,
+            # A rate over a handful of checks is noise: wait rather than refuse.
+            "NO" if error.n >= MIN_N else "NOT_YET",
+            "share of error verdicts (the evaluator did not answer)",
+            error.text(),
+        )
+    )
+    out.append(
+        Criterion(
+            "truncation_rate",
+            _plain(truncation.rate),
+            opts.max_truncation_rate,
+            truncation.n > 0 and truncation.rate <= opts.max_truncation_rate,
+            "NO" if truncation.n >= MIN_N else "NOT_YET",
+            "share of checks with truncated run data",
+            truncation.text(),
+        )
+    )
+    return out
+
+
+_SOURCE_WORDS = {"suggested": "the suggested", "current": "today's", "recorded": "the recorded"}
+
+
+def _bound_detail(
+    bound: float | None, observed: dict[str, Any] | None, what: str, status: str, which: str
+) -> str:
+    parts = []
+    if bound is None:
+        parts.append(f"no bound ({status.replace('_', ' ')})")
+    elif status == "ok":
+        parts.append(f"certified at most {bound:.1%}")
+    else:
+        parts.append(
+            f"best bound of a single candidate {bound:.1%} ({status.replace('_', ' ')}; not a certificate)"
+        )
+    if observed:
+        r = Rate(observed["k"], observed["n"])
+        parts.append(f"observed {what} under {which} thresholds: {r.text()}")
+    return "; ".join(parts)
+
+
+def best_observed_coverage(raw: Any, *, alpha: float, beta: float) -> float | None:
+    """The largest share decided alone among searched thresholds whose observed rates meet the limits.
+
+    A point estimate, not a certificate: it says whether more labels could
+    help (the evidence points the right way) or not. Reads the candidates of a
+    :class:`calibrate.analysis.thresholds.StepThresholds`: for a learned path,
+    each candidate's ``(n_pass + n_fail) / n_certify`` where its false-pass
+    rate is below ``alpha`` and its false-fail rate below ``beta``; for a
+    single yes/no question, the best pass share plus the best fail share
+    (the two thresholds are searched apart). ``None`` when the result holds
+    no candidates.
+    """
+    frame = getattr(raw, "candidates", None)
+    if not isinstance(frame, pd.DataFrame) or frame.empty or "side" not in frame:
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fp = frame["false_pass"] / frame["n_pass"]
+        ff = frame["false_fail"] / frame["n_fail"]
+    fp_ok = (frame["n_pass"] == 0) | (fp < alpha)
+    ff_ok = (frame["n_fail"] == 0) | (ff < beta) | (beta >= 1.0)
+    joint = frame[frame["side"] == "joint"]
+    if not joint.empty:
+        n = getattr(raw, "n_certify", 0) or 0
+        if n <= 0:
+            return None
+        ok = (fp_ok & ff_ok)[joint.index]
+        cov = (joint["n_pass"] + joint["n_fail"]) / n
+        return float(cov[ok].max()) if ok.any() else 0.0
+    n = getattr(raw, "n_labeled", 0) or 0
+    if n <= 0:
+        return None
+    passes = frame[(frame["side"] == "pass") & (frame["n_pass"] > 0) & fp_ok]
+    fails = frame[(frame["side"] == "fail") & (frame["n_fail"] > 0) & ff_ok]
+    best_pass = float(passes["n_pass"].max()) / n if not passes.empty else 0.0
+    best_fail = float(fails["n_fail"].max()) / n if not fails.empty else 0.0
+    return min(1.0, best_pass + best_fail)
+
+
+def _decide(
+    criteria: Sequence[Criterion], *, change: ModelChange, drift: Drift, tv: ThresholdView,
+    poor: bool, point: dict[str, Any] | None, opts: ReadinessOptions,
+    best_cov: float | None = None, right_way: bool = True,
+) -> tuple[str, list[str]]:  # fmt: skip
+    failing = [c for c in criteria if not c.ok]
+    hard = [c for c in failing if c.blocks == "NO"]
+    reasons: list[str] = []
+    names = {c.name for c in hard}
+    if "evaluator_models" in names:
+        word = "interleaved with" if change.interleaved else "replaced"
+        reasons.append(
+            f"The evaluator model changed mid-window: {change.current} {word} {change.previous} "
+            f"on {change.changed_at}. Agreement and thresholds measured on one model say nothing "
+            "about another."
+        )
+    for t in drift.tests:
+        if f"drift_{t.rate}" in names:
+            what = "false-pass rate" if t.rate == "false_pass" else "disagreement rate"
+            reasons.append(
+                f"Drift: the {what} rose from {t.earlier.text()} in the earlier half to "
+                f"{t.recent.text()} in the recent half (one-sided {t.method} test, "
+                f"p = {t.p_value:.2g} <= {t.level:.3g})."
+            )
+    n_lab = next(c.value for c in criteria if c.name == "labeled_submissions")
+    if poor and names & {"false_pass_upper", "false_fail_upper", "coverage"}:
+        problems = []
+        if tv.status == "unattainable":
+            problems.append("the threshold search finds no thresholds that meet the limits")
+        if best_cov is not None:
+            problems.append(
+                f"of all thresholds searched, those whose observed error rates meet the limits "
+                f"decide at most {best_cov:.0%} alone (< {opts.min_coverage:.0%})"
+            )
+        if point:
+            where = _SOURCE_WORDS.get(point.get("source"), "today's")
+            fp, ff = point["false_pass"], point["false_fail"]
+            if fp["n"] and fp["rate"] is not None and fp["rate"] >= opts.alpha:
+                problems.append(
+                    f"under {where} thresholds false passes are {Rate(fp['k'], fp['n']).text()}, "
+                    f"at or above {opts.alpha:.0%} already"
+                )
+            if ff["n"] and ff["rate"] is not None and ff["rate"] >= opts.beta:
+                problems.append(
+                    f"under {where} thresholds false fails are {Rate(ff['k'], ff['n']).text()}, "
+                    f"at or above {opts.beta:.0%} already"
+                )
+            if point["coverage"] < opts.min_coverage:
+                problems.append(
+                    f"under {where} thresholds it would decide only {point['coverage']:.0%} alone "
+                    f"(< {opts.min_coverage:.0%})"
+                )
+        reasons.append(
+            f"Even with {n_lab} labels the check cannot meet the limits with useful coverage"
+            + (": " + "; ".join(problems) if problems else "")
+            + ". Rewrite the questions that drive the disagreements."
+        )
+    elif "coverage" in names:
+        cov = next(c for c in criteria if c.name == "coverage")
+        reasons.append(
+            f"The check would decide only {_pct(cov.value)} of submissions alone "
+            f"(< {opts.min_coverage:.0%}): it saves little; sharpen the questions so fewer "
+            "answers are unsure."
+        )
+    for c in hard:
+        if c.name in ("error_rate", "truncation_rate"):
+            reasons.append(
+                f"{c.label[0].upper()}{c.label[1:]} is {c.detail}, above the limit {c.limit:.0%}."
+            )
+    if hard:
+        return "NO", reasons
+    soft = [c for c in failing if c.blocks == "NOT_YET"]
+    if soft:
+        for c in soft:
+            if c.name == "labeled_submissions":
+                reasons.append(
+                    f"Too few labels yet: {c.value} labeled submissions, {c.limit} needed."
+                )
+            elif c.name in ("false_pass_upper", "false_fail_upper") and tv.status == "ok":
+                limit = opts.alpha if c.name == "false_pass_upper" else opts.beta
+                what = "false-pass" if c.name == "false_pass_upper" else "false-fail"
+                reasons.append(f"The certified {what} bound is {_pct(c.value)}, above {limit:.0%}.")
+            elif c.name == "coverage":
+                reasons.append(f"Coverage cannot be measured yet ({c.detail}).")
+            elif c.name in ("error_rate", "truncation_rate"):
+                what = "error verdicts" if c.name == "error_rate" else "truncations"
+                reasons.append(f"Too few checks to judge the share of {what} yet: {c.detail}.")
+            elif c.name.startswith("drift_"):
+                line = "Drift cannot be tested yet: a half of the window has no labeled verdicts."
+                if line not in reasons:
+                    reasons.append(line)
+        bounds = [c for c in soft if c.name in ("false_pass_upper", "false_fail_upper")]
+        if bounds and tv.status != "ok":
+            best = " and ".join(
+                f"{_pct(c.value)} on false {'passes' if c.name == 'false_pass_upper' else 'fails'} "
+                f"(limit {c.limit:.0%})"
+                for c in bounds
+            )
+            reasons.append(
+                f"Nothing can be certified yet ({tv.status.replace('_', ' ')}): the best bounds a "
+                f"single candidate reaches are {best}."
+            )
+        if point and point["false_pass"]["n"]:
+            fp = point["false_pass"]
+            direction = "points the right way" if right_way else "does not point the right way yet"
+            where = _SOURCE_WORDS.get(point.get("source"), "today's")
+            reasons.append(
+                f"So far the evidence {direction}: under {where} thresholds false passes are "
+                f"{Rate(fp['k'], fp['n']).text()}."
+            )
+        return "NOT_YET", reasons
+    fp = next(c for c in criteria if c.name == "false_pass_upper")
+    cov = next(c for c in criteria if c.name == "coverage")
+    reasons.append(
+        f"With the suggested thresholds, at most {_pct(fp.value)} of what the check passes would "
+        f"have been rejected ({1 - opts.delta:.0%} confidence), and it decides {_pct(cov.value)} "
+        "of submissions without a person."
+    )
+    reasons.append(
+        "No drift between the earlier and the recent half; one evaluator model; errors and truncations within limits."
+    )
+    return "READY", reasons
+
+
+def _needed_text(needed: int, days: float | None) -> str:
+    if days is None:
+        return f"About {needed} more labeled submissions are needed (no recent volume to time it)."
+    when = f"{days:.0f} days" if days < 14 else f"{days / 7:.1f} weeks"
+    return f"About {needed} more labeled submissions are needed: {when} at the recent volume."
+
+
+def _pattern(
+    *, decision: str, has_approve_step: bool, ff_upper: float | None, opts: ReadinessOptions,
+    auto_fail: float | None, prescreen_hours: float,
+) -> dict[str, Any]:  # fmt: skip
+    """Replace the approval, pre-screen it (check-1 §4), or keep approving as today.
+
+    Pre-screening drops ``advisory`` but keeps the approve step: only the
+    check's fails act alone (sent back before a person sees them), so it
+    needs a certified false-fail bound and trust in the evaluator (no drift,
+    one model, errors and truncations within limits), but no false-pass bound:
+    the approver still signs every pass.
+    """
+    ff_ok = ff_upper is not None and ff_upper <= opts.beta and (auto_fail or 0) > 0
+    if decision == "READY":
+        rec = "replace"
+        why = (
+            "Drop advisory and, where policy allows, delete the approve step. Where policy "
+            "requires a signature, pre-screen instead: keep the approve step; fails go back to "
+            "the agent before a person sees them and the approver spends time where the check "
+            "was unsure."
+        )
+    elif ff_ok:
+        rec = "pre-screen"
+        why = (
+            "The check cannot replace the approval yet, but its fails are trustworthy (certified "
+            f"false-fail bound {_pct(ff_upper)} <= {opts.beta:.0%}): keep the approve step and "
+            "drop advisory so that fails go back to the agent before an approver sees them "
+            f"(saves about {prescreen_hours:.1f} hours a month); the approver still signs every pass."
+        )
+    else:
+        rec = "keep advisory"
+        why = "Keep advisory: true and keep approving every submission until the check qualifies."
+    if not has_approve_step and rec != "keep advisory":
+        why += " (Decisions for this step come from a decision table, not an approve step.)"
+    return {"recommended": rec, "why": why, "approve_step": has_approve_step}
+
+
+def _automation_bias(cur: pd.DataFrame, appr: pd.DataFrame | None) -> dict[str, Any]:
+    """Approver flags and the agreement without the flagged approvers' decisions."""
+    note = (
+        "Approvers saw the check's verdict before deciding (check-1 §3), so measured agreement "
+        "may be inflated by automation bias; audit reviewers should not see the verdict."
+    )
+    if appr is None or appr.empty:
+        return {"note": note, "flagged": [], "without_flagged": None}
+    flagged = appr[appr["flag"].astype(bool)]
+    names = [str(a) for a in flagged["approver"].tolist()]
+    out: dict[str, Any] = {
+        "note": note,
+        "flagged": [
+            {"approver": str(r.approver), "reason": str(r.flag_reason), "n": int(r.n)}
+            for r in flagged.itertuples(index=False)
+        ],
+        "without_flagged": None,
+    }
+    if names:
+        rest = cur[~cur["decided_by"].astype(object).isin(names).to_numpy()]
+        row = agreement_mod.agreement(rest, by=[]).iloc[0] if len(rest) else None
+        if row is not None:
+            out["without_flagged"] = {
+                "n": int(row["n"]),
+                "agree": Rate(
+                    int(row["pass_acceptable"] + row["fail_not_acceptable"]), int(row["n_decided"])
+                ).to_dict(),
+                "false_pass": Rate(int(row["pass_not_acceptable"]), int(row["n_pass"])).to_dict(),
+            }
+    return out
+
+
+# --------------------------------------------------------------------------- the store
+
+
+@dataclass
+class ReadinessReport:
+    """Every step's decision, with what produced it (the content of report.json)."""
+
+    generated_at: str
+    store: str
+    options: ReadinessOptions
+    filters: dict[str, Any]
+    steps: list[StepReadiness]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{generated_at, store, options, steps: [...]}`` (see ``report.schema.json``)."""
+        return {
+            "generated_at": self.generated_at,
+            "store": self.store,
+            "options": self.options.to_dict() | {"filters": self.filters},
+            "steps": [s.to_dict() for s in self.steps],
+            "notes": list(self.notes),
+        }
+
+
+def approve_steps(con: Any) -> set[tuple[str, str]]:
+    """(process, step) pairs whose decisions came from an ``approve`` step."""
+    rows = con.execute(
+        "SELECT DISTINCT process, step FROM decisions WHERE source = 'approve step'"
+    ).fetchall()
+    return {(str(p), str(s)) for p, s in rows}
+
+
+def assess_store(
+    con: Any,
+    filters: Any = None,
+    *,
+    options: ReadinessOptions | None = None,
+    store: str = "",
+    n_boot: int = 200,
+    now: datetime | None = None,
+) -> ReadinessReport:
+    """Assess every checked step in a store (read-only is enough).
+
+    Reads the checks and answers through :mod:`calibrate.dataset` with the
+    shared ``filters``, runs the threshold search and the calibration per step
+    on its current model and wording, and calls :func:`assess_step`.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+    filters : calibrate.dataset.Filters, optional
+    options : ReadinessOptions, optional
+    store : str
+        The store's name, recorded in the report.
+    n_boot : int, default=200
+        Bootstrap resamples for the calibration error intervals.
+    now : datetime, optional
+        The report's time stamp (default: now, UTC).
+
+    Returns
+    -------
+    ReadinessReport
+        Steps sorted READY first, then by hours of review saved.
+    """
+    from calibrate.analysis.calibration import calibrate_answers
+    from calibrate.dataset import Filters, process_questions
+    from calibrate.dataset import answers as read_answers
+    from calibrate.dataset import limits as read_limits
+    from calibrate.dataset import submissions as read_submissions
+
+    opts = options or ReadinessOptions()
+    filters = filters or Filters()
+    subs = read_submissions(con, filters)
+    ans = read_answers(con, filters)
+    questions = process_questions(con)
+    server_limits = read_limits(con)
+    approvals = approve_steps(con)
+    steps: list[StepReadiness] = []
+    notes: list[str] = []
+    for (process, step), s in subs.groupby(["process", "step"], sort=True, dropna=False):
+        a = ans[(ans["process"] == process) & (ans["step"] == step)]
+        qs = questions.get((process, step), [])
+        change = detect_model_change(s)
+        model_col = s["model"].astype(object).where(s["model"].notna(), "(unknown model)")
+        s_cur = s[(model_col == change.current).to_numpy()]
+        a_cur = a[a["check_id"].isin(s_cur["check_id"])]
+        keep = current_wording(s_cur, a_cur, qs)
+        s_cur = s_cur[keep.to_numpy(dtype=bool)]
+        a_cur = a_cur[a_cur["check_id"].isin(s_cur["check_id"])]
+        tv = search_thresholds(s_cur, a_cur, questions=qs, options=opts, limits=server_limits)
+        calib = calibrate_answers(a_cur, n_boot=n_boot) if a_cur["label"].notna().any() else []
+        steps.append(
+            assess_step(
+                s,
+                a,
+                thresholds=tv,
+                questions=qs,
+                options=opts,
+                has_approve_step=(str(process), str(step)) in approvals,
+                calibration=calib,
+            )  # fmt: skip
+        )
+        if tv.note:
+            notes.append(f"{process}/{step}: {tv.note}")
+    steps.sort(key=lambda r: r.sort_key)
+    stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    return ReadinessReport(stamp, store, opts, _filters_dict(filters), steps, notes)
+
+
+def search_thresholds(
+    subs: pd.DataFrame,
+    answers: pd.DataFrame,
+    *,
+    questions: Sequence[Question],
+    options: ReadinessOptions,
+    limits: Any = None,
+) -> ThresholdView:
+    """Run the certified threshold search (issue 5) on one step's current model and wording.
+
+    Calls :func:`calibrate.analysis.thresholds.search_step` with the
+    options' ``alpha``, ``delta`` and ``beta``; the trade-off display is
+    built only when a face asks for it (it reruns the search per alpha).
+    """
+    from calibrate.analysis import thresholds as th
+
+    usable = answers["label"].notna() & answers["check_id"].isin(subs["check_id"])
+    if not usable.any():
+        # Nothing labeled was answered (no labels yet, or only error verdicts): nothing to search.
+        qs = list(questions) or _questions_from_answers(answers)
+        return ThresholdView(
+            "insufficient_data", check_items(qs), {}, {}, {}, 0,
+            note="no labeled answers on the current model and wording: nothing to search",
+        )  # fmt: skip
+    result = th.search_step(
+        subs, answers, questions=list(questions), alpha=options.alpha, delta=options.delta,
+        beta=options.beta, limits=limits,
+    )  # fmt: skip
+    return _view_of(result)
+
+
+def _view_of(result: Any) -> ThresholdView:
+    """A :class:`ThresholdView` of a search result (``to_dict()`` in issue 5's shape)."""
+    if isinstance(result, ThresholdView):
+        return result
+    doc = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+    factory = getattr(result, "tradeoff_display", None)
+    return ThresholdView.from_mapping(
+        doc, display_factory=factory if callable(factory) else None, raw=result
+    )
+
+
+def _filters_dict(filters: Any) -> dict[str, Any]:
+    out = {}
+    for key in ("process", "step", "model", "since", "until", "advisory_only"):
+        value = getattr(filters, key, None)
+        out[key] = value.isoformat() if isinstance(value, datetime) else value
+    return out
+
+
+# --------------------------------------------------------------------------- plain values
+
+
+def _iso(value: Any) -> str | None:
+    if value is None or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return pd.Timestamp(value).isoformat()
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _pct(value: Any) -> str:
+    v = _num(value)
+    return "–" if v is None else f"{v:.1%}"
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _plain_tree(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_tree(v) for v in value]
+    return _plain(value)
+
+
+def _records(df: pd.DataFrame | None) -> list[dict[str, Any]]:
+    if df is None or df.empty:
+        return []
+    return json.loads(df.to_json(orient="records"))

@@ -1,0 +1,119 @@
+"""``calibrate report``: can ``advisory`` be dropped? A decision per checked step, in HTML, Markdown and JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from calibrate.analysis.readiness import ReadinessOptions, assess_store
+from calibrate.cli.app import app, err, handle_errors
+from calibrate.cli.options import (
+    AdvisoryOnlyOption,
+    DbOption,
+    ModelOption,
+    ProcessOption,
+    SinceOption,
+    StepOption,
+    UntilOption,
+    make_filters,
+)
+from calibrate.errors import UsageError
+from calibrate.store import connect, default_path
+
+#: The option defaults are the library's, so the CLI and the API cannot disagree.
+DEFAULTS = ReadinessOptions()
+
+
+@app.command("report")
+@handle_errors
+def report_command(
+    db: DbOption = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder to write the report into.", file_okay=False)
+    ] = Path("reports"),
+    formats: Annotated[
+        str, typer.Option("--format", help="Comma-separated formats to write: html, md, json.")
+    ] = "html,md,json",
+    alpha: Annotated[
+        float,
+        typer.Option(
+            "--alpha", help="Largest acceptable false-pass rate, P(not acceptable | pass)."
+        ),
+    ] = DEFAULTS.alpha,
+    delta: Annotated[
+        float,
+        typer.Option("--delta", help="Certified bounds hold with probability at least 1 - delta."),
+    ] = DEFAULTS.delta,
+    beta: Annotated[
+        float,
+        typer.Option("--beta", help="Largest acceptable false-fail rate, P(acceptable | fail)."),
+    ] = DEFAULTS.beta,
+    min_coverage: Annotated[
+        float,
+        typer.Option("--min-coverage", help="Least share decided without a person (pass + fail)."),
+    ] = DEFAULTS.min_coverage,
+    min_labels: Annotated[
+        int,
+        typer.Option(
+            "--min-labels", help="Least labeled submissions on the current model and wording."
+        ),
+    ] = DEFAULTS.min_labels,
+    drift_level: Annotated[
+        float,
+        typer.Option("--drift-level", help="Level of the drift test (earlier vs recent half)."),
+    ] = DEFAULTS.drift_level,
+    max_error_rate: Annotated[
+        float, typer.Option("--max-error-rate", help="Largest share of error verdicts.")
+    ] = DEFAULTS.max_error_rate,
+    max_truncation_rate: Annotated[
+        float, typer.Option("--max-truncation-rate", help="Largest share of truncated checks.")
+    ] = DEFAULTS.max_truncation_rate,
+    minutes_per_review: Annotated[
+        float,
+        typer.Option("--minutes-per-review", help="A person's minutes per reviewed submission."),
+    ] = DEFAULTS.minutes_per_review,
+    audit_weeks: Annotated[
+        int,
+        typer.Option(
+            "--audit-weeks", help="Detect a doubled false-pass rate within this many weeks."
+        ),
+    ] = DEFAULTS.audit_weeks,
+    process: ProcessOption = None,
+    step: StepOption = None,
+    model: ModelOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    advisory_only: AdvisoryOnlyOption = False,
+) -> None:
+    """Decide per checked step whether advisory can be dropped: READY, NOT YET or NO, with the evidence."""
+    from calibrate.report.render import parse_formats, summary_lines, write_report
+
+    try:
+        fmts = parse_formats(formats)
+        options = ReadinessOptions(
+            alpha=alpha, delta=delta, beta=beta, min_coverage=min_coverage, min_labels=min_labels,
+            drift_level=drift_level, max_error_rate=max_error_rate,
+            max_truncation_rate=max_truncation_rate, minutes_per_review=minutes_per_review,
+            audit_weeks=audit_weeks,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    filters = make_filters(process, step, model, since, until, advisory_only)
+    path = db if db is not None else default_path()
+    con = connect(path, read_only=True)
+    try:
+        err.print(f"assessing the checked steps in {path} …", markup=False)
+        report = assess_store(con, filters, options=options, store=str(path))
+    finally:
+        con.close()
+    if not report.steps:
+        raise UsageError(
+            "no checks match: nothing to report (check the filters, or run `calibrate ingest`)"
+        )
+    written = write_report(report, out, formats=fmts)
+    for line in summary_lines(report):
+        typer.echo(line)
+    for fmt, p in written.items():
+        err.print(f"wrote {fmt}: {p}", markup=False)

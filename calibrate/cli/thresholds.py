@@ -1,0 +1,302 @@
+"""``calibrate thresholds``: suggested check-1 thresholds with a certified bound on false passes."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+import yaml
+
+from calibrate.analysis import thresholds as lib
+from calibrate.analysis.stats import MIN_N
+from calibrate.cli.app import app, err, handle_errors
+from calibrate.cli.options import (
+    AdvisoryOnlyOption,
+    DbOption,
+    ModelOption,
+    ProcessOption,
+    SinceOption,
+    StepOption,
+    UntilOption,
+    make_filters,
+)
+from calibrate.cli.render import echo_json
+from calibrate.errors import UsageError
+from calibrate.profile import Kind, Question
+from calibrate.store import connect
+from calibrate.textsafe import strip_control
+
+WIDTH = 80
+
+
+class ThresholdsFormat(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+@app.command("thresholds")
+@handle_errors
+def thresholds_command(
+    db: DbOption = None,
+    alpha: Annotated[
+        float,
+        typer.Option("--alpha", help="Limit on the false-pass rate P(not acceptable | pass)."),
+    ] = 0.05,
+    delta: Annotated[
+        float,
+        typer.Option("--delta", help="The bounds may fail with probability at most delta."),
+    ] = 0.1,
+    beta: Annotated[
+        float,
+        typer.Option(
+            "--beta", help="Limit on the false-fail rate P(acceptable | fail); 1 = uncontrolled."
+        ),
+    ] = 0.2,
+    process: ProcessOption = None,
+    step: StepOption = None,
+    model: ModelOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
+    advisory_only: AdvisoryOnlyOption = False,
+    relearn_lists: Annotated[
+        bool,
+        typer.Option(
+            "--relearn-lists",
+            help="Relearn the pass/unsure answer lists of choice questions.",
+        ),
+    ] = False,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the search/certification split.")
+    ] = 0,
+    tradeoff: Annotated[
+        bool,
+        typer.Option("--tradeoff", help="table: also the trade-off over a range of alpha."),
+    ] = False,
+    fmt: Annotated[
+        ThresholdsFormat,
+        typer.Option("--format", help="table, json or yaml.", case_sensitive=False),
+    ] = ThresholdsFormat.table,
+) -> None:
+    """Suggest thresholds per checked step, certified: false passes <= alpha, false fails <= beta.
+
+    With probability at least 1 - delta over the labeled sample, at most a
+    share alpha of what the suggested check passes would have been rejected,
+    and at most a share beta of what it fails would have been approved;
+    among such thresholds, the ones that leave the least to a person. Only
+    the latest evaluator model's checks count, unless --model names one.
+    --format yaml prints a check: block per step to paste into the process
+    file. See docs/method.md for the method and its assumptions.
+    """
+    for name, value, top in (
+        ("--alpha", alpha, False),
+        ("--delta", delta, False),
+        ("--beta", beta, True),
+    ):
+        if not (0.0 < value < 1.0 or (top and value == 1.0)):
+            span = "(0, 1]" if top else "(0, 1)"
+            raise UsageError(f"{name} must be in {span}, got {value}")
+    filters = make_filters(process, step, model, since, until, advisory_only)
+    con = connect(db, read_only=True)
+    try:
+        report = lib.suggest_from_store(
+            con, filters, alpha=alpha, delta=delta, beta=beta, model=model,
+            relearn_lists=relearn_lists, seed=seed,
+        )  # fmt: skip
+    finally:
+        con.close()
+    if not report.steps:
+        err.print("no checked steps match the filters", markup=False)
+    for s in report.steps:
+        for note in s.notes:
+            err.print(f"{strip_control(s.process)}/{strip_control(s.step)}: {strip_control(note)}",
+                      markup=False)  # fmt: skip
+    if fmt is ThresholdsFormat.json:
+        echo_json(report.to_dict())
+    elif fmt is ThresholdsFormat.yaml:
+        typer.echo(yaml_blocks(report), nl=False)
+    else:
+        lines: list[str] = []
+        for s in report.steps:
+            lines += step_lines(s)
+            if tradeoff and s.n_labeled:
+                lines += tradeoff_lines(s)
+            lines.append("")
+        typer.echo("\n".join(lines).rstrip("\n"))
+
+
+# -- yaml ----------------------------------------------------------------------
+
+
+def _comment(text: str) -> list[str]:
+    """Comment lines: record text cannot break out of the comment (no newline survives)."""
+    safe = strip_control(text)
+    return [f"# {line}" for line in textwrap.wrap(safe, WIDTH - 2)] or ["#"]
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _status_sentence(s: lib.StepThresholds) -> str:
+    c = s.certified
+    conf = f"{100 * (1 - s.delta):g}%"
+    if s.status == "ok":
+        ff = c.get("false_fail_upper")
+        fails = "it never fails" if ff == 0.0 else f"false fails <= {_pct(ff)}"
+        return f"certified with {conf} confidence: false passes <= {_pct(c['false_pass_upper'])}, {fails}"
+    best = f"lowest bounds reached {_pct(c.get('false_pass_upper'))} / {_pct(c.get('false_fail_upper'))}"
+    if s.status == "insufficient_data":
+        need = s.needed_labels
+        more = (
+            f"about {need} labeled submissions needed ({need - s.n_labeled} more)"
+            if need
+            else "more labels needed"
+        )
+        return f"nothing certified: too few labels; {more} at the observed error rates ({best}, not a certificate)"
+    return (
+        f"nothing certified: no thresholds reach false passes <= {_pct(s.alpha)} and false fails "
+        f"<= {_pct(s.beta)} however many labels ({best}, not a certificate)"
+    )
+
+
+def _shares(r: lib.Rates | None) -> str:
+    if r is None or not r.n:
+        return "n/a"
+    sh = r.shares()
+    return (
+        f"{_pct(sh['auto_pass'])} pass, {_pct(sh['auto_fail'])} fail, "
+        f"{_pct(sh['unsure'])} to a person (of {r.n} labeled)"
+    )
+
+
+def yaml_blocks(report: lib.ThresholdsReport) -> str:
+    """One YAML document per step: comment lines, then a paste-ready ``check:`` block.
+
+    The body is written by ``yaml.safe_dump``, so question texts that look like
+    YAML syntax are quoted; only the comments carry record text, sanitised.
+    """
+    docs = []
+    for s in report.steps:
+        head = [
+            *_comment(
+                f"{s.process} / {s.step} · model {s.model} · {s.n_labeled} labeled"
+                + (
+                    f" ({s.left_out.get('other_models', 0)} checks of other models left out)"
+                    if s.left_out.get("other_models")
+                    else ""
+                )
+            ),  # fmt: skip
+            *_comment(f"status {s.status}: {_status_sentence(s)}"),
+        ]
+        if s.status == "ok":
+            head += _comment(f"expected: {_shares(s.expected)}")
+            if s.current_rates is not None:
+                head += _comment(f"today: {_shares(s.current_rates)}")
+        else:
+            head += _comment("today's check, unchanged: keep advisory: true until it is certified")
+        body = yaml.safe_dump(
+            {"check": [q.to_check_item() for q in s.check]},
+            sort_keys=False, allow_unicode=True, default_flow_style=False, width=WIDTH,
+        )  # fmt: skip
+        docs.append("\n".join(head) + "\n" + body)
+    return "---\n".join(docs)
+
+
+# -- table ---------------------------------------------------------------------
+
+
+def _wrap(text: str, indent: str = "  ", more: str = "    ") -> list[str]:
+    return textwrap.wrap(
+        strip_control(text), WIDTH, initial_indent=indent, subsequent_indent=more
+    ) or [indent]
+
+
+def _rate(k: int, n: int, interval: tuple[float, float] | None) -> str:
+    if n == 0:
+        return "n/a (none decided)"
+    if n < MIN_N:
+        return f"too few (n={n})"
+    lo, hi = interval if interval else (float("nan"), float("nan"))
+    return f"{100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] of {n}"
+
+
+def _rule(q: Question) -> str:
+    if q.kind is Kind.YES_NO:
+        return f"pass {q.pass_p:g}" + ("" if q.fail_p is None else f" fail {q.fail_p:g}")
+    if q.kind is Kind.RUBRIC:
+        level = "?" if q.pass_level is None else str(q.pass_level)
+        conf = "" if q.confidence is None else f" confidence {q.confidence:g}"
+        return f"pass level >= {level}{conf}"
+    names = ", ".join(q.pass_names) or "?"
+    unsure = f" unsure [{', '.join(q.unsure_names)}]" if q.unsure_names else ""
+    conf = "" if q.confidence is None else f" confidence {q.confidence:g}"
+    return f"pass [{names}]{unsure}{conf}"
+
+
+def step_lines(s: lib.StepThresholds) -> list[str]:
+    """The table face of one step: status, bounds, shares with n, and each question's thresholds."""
+    # The status first, so that a long step name cannot push it off the line.
+    out = [
+        _fit(
+            f"{s.status} · {strip_control(s.process)} / {strip_control(s.step)} · "
+            f"model {strip_control(s.model)}"
+        )
+    ]
+    left = s.left_out
+    out += _wrap(
+        f"{s.n_labeled} labeled (error verdicts and incomplete answers count as unsure); left out: "
+        f"{left.get('other_models', 0)} of other models, {left.get('other_wording', 0)} with other questions"
+    )
+    method = (
+        "fixed-sequence tests on all labels"
+        if s.method == "fixed_sequence"
+        else f"path learned on {s.n_search} labels, certified on {s.n_certify}"
+    )
+    out += _wrap(f"{_status_sentence(s)} [{method}]")
+    if s.status == "ok":
+        out += _wrap(f"expected: {_shares(s.expected)}")
+    cur = s.current_rates
+    if cur is not None and cur.n:
+        iv = cur.intervals()
+        out += _wrap(f"today: {_shares(cur)}")
+        out += _wrap(
+            f"today's false passes {_rate(cur.false_pass, cur.n_pass, iv['false_pass'])}, "
+            f"false fails {_rate(cur.false_fail, cur.n_fail, iv['false_fail'])} (95% intervals)",
+            indent="    ", more="      ",
+        )  # fmt: skip
+    for i, q in enumerate(s.current, 1):
+        out += _wrap(f"Q{i} {q.ask}")
+        out += _wrap(f"today {_rule(q)}", indent="     ", more="       ")
+        if s.suggested is not None:
+            out += _wrap(f"suggested {_rule(s.suggested[i - 1])}", indent="     ", more="       ")
+    return out
+
+
+def tradeoff_lines(
+    s: lib.StepThresholds, alphas: Sequence[float] = lib.TRADEOFF_ALPHAS
+) -> list[str]:
+    """Certified bound against the share decided without a person, for a range of alpha."""
+    frame = s.tradeoff(alphas)
+    out = [
+        "  trade-off (bound certified at "
+        f"{100 * (1 - s.delta):g}% confidence; * = --alpha)",  # fmt: skip
+        "    alpha  status              decided alone  pass    fail    observed FP",
+    ]
+    for row in frame.itertuples(index=False):
+        mark = "*" if abs(row.alpha - s.alpha) < 1e-12 else " "
+        observed = "n/a" if row.n_pass == 0 else (
+            f"{100 * row.observed_false_pass:.1f}% of {row.n_pass}" if row.n_pass >= MIN_N else f"too few (n={row.n_pass})"
+        )  # fmt: skip
+        out.append(
+            f"  {mark} {100 * row.alpha:4.1f}%  {row.status:<18}  {100 * row.coverage:5.1f}%        "
+            f"{100 * row.auto_pass:5.1f}%  {100 * row.auto_fail:5.1f}%  {observed}"
+        )
+    return [_fit(line) for line in out]
+
+
+def _fit(text: str) -> str:
+    return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"

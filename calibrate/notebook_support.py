@@ -1,0 +1,707 @@
+"""Small helpers for the analyst notebooks in ``notebooks/``.
+
+The notebooks use the package's public API; this module holds the few pieces
+they need that are about *exploring* rather than deciding: loading the bundled
+sample into a throw-away store, listing the individual disagreements as a
+table an analyst can filter, the report's wording of a rate next to the
+numbers, and a compact interval plot of any agreement table.
+
+Nothing here computes a statistic of its own: rates and intervals come from
+:mod:`calibrate.analysis.agreement` and :mod:`calibrate.analysis.readiness`,
+the wording from :mod:`calibrate.report.render`.
+
+Record text (notes, question texts, names) is untrusted. The tables built here
+strip control characters from it and keep it as plain DataFrame cells, which
+Jupyter renders escaped; never pass it to ``IPython.display.HTML`` or
+``Markdown``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calibrate.analysis.agreement import AGREEMENT_COLUMNS, APPROVER_COLUMNS
+from calibrate.analysis.stats import MIN_N
+from calibrate.textsafe import strip_control
+
+#: The committed sample export (the same folder ``calibrate demo`` ingests).
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
+
+#: Rates of :func:`calibrate.analysis.agreement.agreement`, for :func:`rate_table`
+#: and :class:`IntervalDisplay`: name -> (column, low, high, numerator, denominator, words).
+RATES: dict[str, tuple[str, str, str, str, str, str]] = {
+    "agree": ("agree", "agree_low", "agree_high", "n_agree", "n_decided",
+              "agreement (decided verdicts)"),
+    "false_pass": ("false_pass_rate", "false_pass_low", "false_pass_high",
+                   "pass_not_acceptable", "n_pass", "false-pass rate, P(not acceptable | pass)"),
+    "false_fail": ("false_fail_rate", "false_fail_low", "false_fail_high",
+                   "fail_acceptable", "n_fail", "false-fail rate, P(acceptable | fail)"),
+    "unsure": ("unsure_rate", "unsure_low", "unsure_high", "n_unsure", "n_checks",
+               "unsure rate (all checks)"),
+    "error": ("error_rate", "error_low", "error_high", "n_error", "n_checks",
+              "error rate (all checks)"),
+}  # fmt: skip
+#: The columns of :func:`disagreements`.
+DISAGREEMENT_COLUMNS = [
+    "kind", "process", "step", "run_id", "attempt", "model", "week", "at", "verdict",
+    "answers", "decision", "decided_by", "note", "check_id",
+]  # fmt: skip
+#: Kinds of disagreement :func:`disagreements` can list.
+DISAGREEMENT_KINDS = ("false pass", "false fail", "unsure, acceptable", "unsure, not acceptable")
+
+# Columns that are results, not group keys, in the agreement and approver tables.
+_RESULT_COLUMNS = {*AGREEMENT_COLUMNS, *APPROVER_COLUMNS}
+_TEMP_DIRS: list[str] = []
+
+
+def _remove_temp_dirs() -> None:
+    for d in _TEMP_DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_remove_temp_dirs)
+
+
+# --------------------------------------------------------------------------- stores
+
+
+def sample_store(
+    path: str | os.PathLike[str] | None = None, *, sample: str | os.PathLike[str] | None = None
+) -> Path:
+    """Ingest the bundled sample into a DuckDB store and return the store's path.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Where to write the store. By default a new file in a temporary folder
+        that is removed when the Python process exits. Ingesting into an
+        existing store is harmless: files already ingested are skipped.
+    sample : path-like, optional
+        The export folder to load (default :data:`SAMPLE_DIR`).
+
+    Returns
+    -------
+    pathlib.Path
+        The store, closed, ready for ``calibrate.connect(path, read_only=True)``.
+
+    Raises
+    ------
+    calibrate.errors.UsageError
+        The sample folder is missing (e.g. calibrate was installed without
+        its source tree).
+    """
+    from calibrate.errors import UsageError
+    from calibrate.ingest import ingest
+    from calibrate.store import connect
+
+    folder = Path(sample) if sample is not None else SAMPLE_DIR
+    if not folder.is_dir():
+        raise UsageError(
+            f"sample folder {folder} not found; pass db_path= a store built with `calibrate ingest`"
+        )
+    if path is None:
+        tmp = tempfile.mkdtemp(prefix="calibrate-sample-")
+        _TEMP_DIRS.append(tmp)
+        target = Path(tmp) / "sample.duckdb"
+    else:
+        target = Path(path)
+    con = connect(target)
+    try:
+        ingest(con, [folder])
+    finally:
+        con.close()
+    return target
+
+
+def resolve_store(db_path: str | os.PathLike[str] | None = None) -> Path:
+    """The store a notebook reads: ``db_path``, or the bundled sample in a temporary store.
+
+    Parameters
+    ----------
+    db_path : path-like or None
+        A store built with ``calibrate ingest``. ``None`` loads the bundled
+        sample into a temporary store with :func:`sample_store`.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    calibrate.errors.StoreError
+        ``db_path`` does not exist.
+    """
+    from calibrate.errors import StoreError
+
+    if db_path is None:
+        return sample_store()
+    path = Path(db_path).expanduser()
+    if not path.is_file():
+        raise StoreError(f"no store at {path}: run `calibrate ingest --db {path} EXPORTS` first")
+    return path
+
+
+def utc(value: Any) -> pd.Timestamp | None:
+    """A date or time given as text (``"2026-09-01"``) as a UTC timestamp, for :class:`calibrate.Filters`."""
+    if value is None or value == "":
+        return None
+    ts = pd.Timestamp(value)
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def week_of(at: Any) -> pd.Series:
+    """The Monday (ISO date) that starts each time's UTC week: the ``week`` key of the agreement tables."""
+    at = pd.to_datetime(pd.Series(at), utc=True)
+    monday = at.dt.normalize() - pd.to_timedelta(at.dt.day_of_week, unit="D")
+    return monday.dt.strftime("%Y-%m-%d")
+
+
+def _num(values: Any, index: pd.Index) -> np.ndarray:
+    """A column as floats with NaN for anything missing (nullable dtypes included)."""
+    if values is None:
+        return np.full(len(index), np.nan)
+    return pd.to_numeric(pd.Series(values, index=index), errors="coerce").astype(float).to_numpy()
+
+
+def _fmt2(x: np.ndarray, missing: str) -> np.ndarray:
+    """``" (0.62)"`` per finite value, ``missing`` elsewhere (vectorised)."""
+    ok = np.isfinite(x)
+    out = np.full(x.shape, missing, dtype=object)
+    out[ok] = np.char.mod(" (%.2f)", x[ok])
+    return out
+
+
+def _answer_text(answers: pd.DataFrame) -> pd.Series:
+    """Each answer as check-1 §3 words it: ``no (0.12)``, ``hedges (0.90)``, ``level 1 (0.85)``.
+
+    Followed by the recorded result in brackets, after the first 60 characters of the question.
+    """
+    idx = answers.index
+    kind = answers["kind"].astype(str).to_numpy()
+    p = _num(answers["p"], idx)
+    pass_p = _num(answers.get("pass_p"), idx)
+    level = _num(answers["level"], idx)
+    conf_txt = _fmt2(_num(answers["confidence"], idx), "")
+    # Without a known pass threshold the probability alone is shown.
+    word = np.where(np.isnan(pass_p), "p", np.where(p < pass_p, "no", "yes"))
+    yes_no = word.astype(object) + _fmt2(p, " (no probability)")
+    choice = answers["name"].astype(object).fillna("(no answer)").astype(str).to_numpy() + conf_txt
+    ok = np.isfinite(level)
+    lv = np.full(level.shape, "(no level)", dtype=object)
+    lv[ok] = np.char.mod("level %d", level[ok].astype(int))
+    rubric = lv + conf_txt
+    text = np.where(kind == "yes_no", yes_no, np.where(kind == "choice", choice, rubric))
+    result = answers["result"].astype(object).fillna("?").astype(str).to_numpy()
+    ask = np.array([strip_control(s)[:60] for s in answers["ask"]], dtype=object)
+    return pd.Series(ask + " → " + text + " [" + result + "]", index=idx)
+
+
+def disagreements(
+    submissions: pd.DataFrame,
+    answers: pd.DataFrame | None = None,
+    *,
+    kinds: Sequence[str] = ("false pass", "false fail"),
+) -> pd.DataFrame:
+    """The individual submissions where the check and the person disagree, one row each.
+
+    Parameters
+    ----------
+    submissions : pandas.DataFrame
+        As returned by :func:`calibrate.submissions`; only labeled rows count.
+    answers : pandas.DataFrame, optional
+        As returned by :func:`calibrate.answers`; when given, the ``answers``
+        column lists each question's answer and recorded result.
+    kinds : sequence of str, default=("false pass", "false fail")
+        Which rows to list, from :data:`DISAGREEMENT_KINDS`: ``false pass``
+        (verdict pass, person: not acceptable), ``false fail`` (verdict fail,
+        person: acceptable), and the two outcomes of an ``unsure`` verdict.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`DISAGREEMENT_COLUMNS`, newest first. ``note``,
+        ``answers`` and names are record text with control characters
+        removed: show them as DataFrame cells (escaped), not as HTML.
+
+    Examples
+    --------
+    >>> subs = pd.DataFrame({"check_id": ["c1", "c2"], "run_id": ["r1", "r2"],
+    ...     "process": "p", "step": "s", "attempt": 1, "model": "m",
+    ...     "at": pd.to_datetime(["2026-09-01", "2026-09-02"], utc=True),
+    ...     "verdict": ["pass", "pass"], "label": [False, True],
+    ...     "decision": ["rejected", "approved"], "decided_by": "ana", "note": [None, None]})
+    >>> disagreements(subs)[["run_id", "kind"]].to_dict("records")
+    [{'run_id': 'r1', 'kind': 'false pass'}]
+    """
+    bad = [k for k in kinds if k not in DISAGREEMENT_KINDS]
+    if bad:
+        raise ValueError(f"unknown kind(s) {bad}; allowed: {', '.join(DISAGREEMENT_KINDS)}")
+    label = submissions["label"].astype("boolean")
+    verdict = submissions["verdict"].astype("string")
+    acc = label.fillna(False).to_numpy(dtype=bool)
+    known = label.notna().to_numpy(dtype=bool)
+    v = verdict.fillna("").to_numpy(dtype=object)
+    kind = np.select(
+        [known & (v == "pass") & ~acc, known & (v == "fail") & acc,
+         known & (v == "unsure") & acc, known & (v == "unsure") & ~acc],
+        list(DISAGREEMENT_KINDS),
+        default="",
+    )  # fmt: skip
+    keep = np.isin(kind, list(kinds))
+    rows = submissions[keep].copy()
+    rows["kind"] = kind[keep]
+    rows["week"] = week_of(rows["at"]).to_numpy() if len(rows) else pd.Series(dtype=str)
+    for col in ("note", "decided_by", "decision"):
+        rows[col] = rows[col].map(lambda s: None if s is None or pd.isna(s) else strip_control(s))
+    if answers is not None and len(rows):
+        ans = answers[answers["check_id"].isin(rows["check_id"])].sort_values(
+            ["check_id", "position"]
+        )
+        text = _answer_text(ans).groupby(ans["check_id"].to_numpy()).agg("; ".join)
+        rows["answers"] = rows["check_id"].map(text)
+    else:
+        rows["answers"] = None
+    rows = rows.sort_values("at", ascending=False, kind="stable")
+    return rows[DISAGREEMENT_COLUMNS].reset_index(drop=True)
+
+
+def _rate_words(k: float, n: float) -> str:
+    from calibrate.report.render import rate_text
+
+    return str(rate_text(k, n))
+
+
+def rate_table(
+    table: pd.DataFrame, rates: Sequence[str] = ("agree", "false_pass", "false_fail", "unsure")
+) -> pd.DataFrame:
+    """An agreement table in the report's words: each rate with its n and 95% interval.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A result of :func:`calibrate.analysis.agreement.agreement`.
+    rates : sequence of str
+        Names from :data:`RATES`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The group keys, ``n`` (labeled checks), one text column per rate
+        (``"4.1% (9 of 219; 95% CI 2.2–7.6%)"``, or "too few to say" below
+        :data:`~calibrate.analysis.stats.MIN_N`) and the table's ``note``.
+    """
+    bad = [r for r in rates if r not in RATES]
+    if bad:
+        raise ValueError(f"unknown rate(s) {bad}; allowed: {', '.join(RATES)}")
+    keys = list(table.attrs.get("by", [c for c in table.columns if c not in _RESULT_COLUMNS]))
+    out = table[keys].copy()
+    for key in keys:
+        if out[key].dtype == object or str(out[key].dtype) == "string":
+            out[key] = out[key].map(lambda s: s if s is None or pd.isna(s) else strip_control(s))
+    out["n"] = table["n"].astype(int)
+    counts = table.assign(n_agree=table["pass_acceptable"] + table["fail_not_acceptable"])
+    for name in rates:
+        _, _, _, k, n, words = RATES[name]
+        out[words] = [
+            _rate_words(kk, nn) for kk, nn in zip(counts[k], counts[n], strict=True)
+        ]  # a loop per row of a summary table, not per record
+    out["note"] = table["note"]
+    return out.reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- a figure
+
+
+class IntervalDisplay:
+    """One rate per row of an agreement table, as a point with its 95% interval.
+
+    Rows whose denominator is below :data:`~calibrate.analysis.stats.MIN_N`
+    are drawn hollow and labelled "too few"; each label carries its n.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A result of :func:`calibrate.analysis.agreement.agreement` (or of
+        :func:`calibrate.analysis.agreement.approvers` for ``rate="agree"`` or
+        ``"approval"``).
+    rate : str, default="agree"
+        A name from :data:`RATES`, or ``"approval"`` for the approver table.
+    keys : sequence of str, optional
+        Columns that name a row (default: the table's group keys).
+    limit : float, optional
+        Drawn as a dashed vertical line (e.g. ``alpha`` for the false-pass rate).
+    title : str, optional
+        Untrusted text is fine; it is made safe.
+    """
+
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        *,
+        rate: str = "agree",
+        keys: Sequence[str] | None = None,
+        limit: float | None = None,
+        title: str | None = None,
+    ) -> None:
+        if rate not in RATES and rate != "approval":
+            raise ValueError(f"unknown rate {rate!r}; allowed: {', '.join([*RATES, 'approval'])}")
+        self.table = table
+        self.rate = rate
+        self.keys = list(
+            keys
+            if keys is not None
+            else table.attrs.get("by", [c for c in table.columns if c not in _RESULT_COLUMNS])
+        )
+        self.limit = limit
+        self.title = title
+
+    def _columns(self) -> tuple[str, str, str, str, str]:
+        if self.rate == "approval":
+            return "approval_rate", "approval_low", "approval_high", "n", "approval rate"
+        col, low, high, _, n, words = RATES[self.rate]
+        return col, low, high, n, words
+
+    def plot(self, ax: Any = None) -> IntervalDisplay:
+        """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_`` and ``figure_``."""
+        from calibrate.report import plots
+
+        col, low, high, ncol, words = self._columns()
+        t = self.table.reset_index(drop=True)
+        if ax is None:
+            ax = plots._new_figure((7.5, 0.9 + 0.32 * max(len(t), 1))).add_subplot()
+        y = np.arange(len(t))[::-1]
+        rate = t[col].to_numpy(dtype=float)
+        lo = t[low].to_numpy(dtype=float)
+        hi = t[high].to_numpy(dtype=float)
+        n = t[ncol].to_numpy(dtype=int)
+        few = n < MIN_N
+        xerr = np.clip(np.vstack([rate - lo, hi - rate]), 0, None)
+        ok = np.isfinite(rate)
+        ax.errorbar(
+            rate[ok], y[ok], xerr=np.where(np.isfinite(xerr[:, ok]), xerr[:, ok], 0),
+            fmt="none", ecolor=plots.ACCENT, capsize=3, lw=1.2,
+        )  # fmt: skip
+        ax.plot(rate[ok & ~few], y[ok & ~few], "o", color=plots.ACCENT, ms=5)
+        ax.plot(rate[ok & few], y[ok & few], "o", mfc="white", color=plots.ACCENT, ms=5)
+        # The approver table's automation-bias hint, so the eye finds it.
+        flag = (
+            t["flag"].fillna(False).to_numpy(dtype=bool) if "flag" in t else np.zeros(len(t), bool)
+        )
+        if (flag & ok).any():
+            ax.plot(rate[flag & ok], y[flag & ok], "o", color=plots.MAP_COLOUR, ms=7,
+                    label="flagged: possible automation bias")  # fmt: skip
+        labels = []
+        for i, row in t.iterrows():  # a loop per row of a summary table
+            name = " · ".join(
+                plots.safe_text(row[k], width=38, max_lines=1) for k in self.keys if k in t
+            )
+            tag = f"n={n[i]}" + (" too few" if few[i] else "") + (", flagged" if flag[i] else "")
+            labels.append(f"{name}  ({tag})")
+        ax.set_yticks(y, labels, fontsize=7)
+        if self.limit is not None:
+            ax.axvline(
+                self.limit, ls="--", lw=1, color=plots.MAP_COLOUR, label=f"limit {self.limit:g}"
+            )
+        if self.limit is not None or (flag & ok).any():
+            ax.legend(loc="best", fontsize=7, frameon=False)
+        if self.rate in ("agree", "approval"):
+            ax.set_xlim(-0.02, 1.02)
+        else:
+            # Error rates are small: zoom in, keeping every interval and the limit in view.
+            top = np.nanmax(np.r_[hi[np.isfinite(hi)], self.limit or 0.0, 0.05])
+            ax.set_xlim(-0.005, min(1.02, top * 1.1))
+        ax.set_ylim(-0.7, len(t) - 0.3)
+        ax.set_xlabel(f"{words}; 95% Wilson interval; hollow: n < {MIN_N}", fontsize=8)
+        ax.grid(True, axis="x", alpha=0.25)
+        if self.title:
+            ax.set_title(plots.safe_text(self.title, width=90), fontsize=9)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+def _duration(seconds: float) -> str:
+    if not np.isfinite(seconds):
+        return "–"
+    if abs(seconds) < 120:
+        return f"{seconds:.0f} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def approver_table(table: pd.DataFrame) -> pd.DataFrame:
+    """An approver table in the report's words: approval and agreement with n and 95% interval.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A result of :func:`calibrate.analysis.agreement.approvers`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The keys (``approver`` first), ``n``, ``approval rate``, ``agreement
+        with the check`` (over decided verdicts), ``median time to decide``,
+        ``flag`` and ``why flagged``.
+    """
+    keys = [c for c in table.columns if c not in _RESULT_COLUMNS]
+    out = table[keys].copy()
+    for key in keys:
+        out[key] = out[key].map(
+            lambda s: "(unnamed)" if s is None or pd.isna(s) else strip_control(s)
+        )
+    out["n"] = table["n"].astype(int)
+    out["approval rate"] = [
+        _rate_words(k, n) for k, n in zip(table["approvals"], table["n"], strict=True)
+    ]
+    # The approver table keeps the agreement rate, not its count: the count is rate x n, exactly.
+    agree_k = (table["agree"].fillna(0) * table["n_decided"]).round().astype(int)
+    out["agreement with the check"] = [
+        _rate_words(k, n) for k, n in zip(agree_k, table["n_decided"], strict=True)
+    ]
+    out["median time to decide"] = table["median_review_s"].map(_duration)
+    out["flag"] = table["flag"].astype(bool)
+    out["why flagged"] = table["flag_reason"].fillna("")
+    return out.reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------- readiness and audit
+
+
+def assess_steps(con: Any, filters: Any = None, *, options: Any = None) -> list[Any]:
+    """The readiness decision of every checked step, as the report makes it, minus calibration.
+
+    The same inputs as :func:`calibrate.analysis.readiness.assess_store`:
+    each step's current evaluator model and wording go to the certified
+    threshold search (:func:`calibrate.analysis.readiness.search_thresholds`),
+    then :func:`calibrate.analysis.readiness.assess_step` sees all of the
+    step's checks. The calibration curves are left out (notebook 02 draws
+    them), which makes this several times faster.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open store (read-only is enough).
+    filters : calibrate.Filters, optional
+    options : calibrate.analysis.readiness.ReadinessOptions, optional
+        The limits (``alpha``, ``delta``, ``beta``, audit sizing, ...).
+
+    Returns
+    -------
+    list of StepReadiness
+        In (process, step) order. ``step.thresholds.raw`` is the search's own
+        result (its candidates and p-values); ``step.thresholds.make_display()``
+        draws the trade-off.
+    """
+    from calibrate.analysis import readiness as rd
+    from calibrate.dataset import Filters, answers, limits, process_questions, submissions
+
+    opts = options or rd.ReadinessOptions()
+    filters = filters or Filters()
+    subs = submissions(con, filters)
+    ans = answers(con, filters)
+    questions = process_questions(con)
+    server = limits(con)
+    approvals = rd.approve_steps(con)
+    out = []
+    for (process, step), s in subs.groupby(["process", "step"], sort=True, dropna=False):
+        a = ans[(ans["process"] == process) & (ans["step"] == step)]
+        qs = questions.get((process, step), [])
+        # The search sees the current model and wording only, as in the report.
+        current = rd.detect_model_change(s).current
+        models = s["model"].astype(object).where(s["model"].notna(), "(unknown model)")
+        s_cur = s[(models == current).to_numpy()]
+        a_cur = a[a["check_id"].isin(s_cur["check_id"])]
+        s_cur = s_cur[rd.current_wording(s_cur, a_cur, qs).to_numpy(dtype=bool)]
+        a_cur = a_cur[a_cur["check_id"].isin(s_cur["check_id"])]
+        view = rd.search_thresholds(s_cur, a_cur, questions=qs, options=opts, limits=server)
+        out.append(
+            rd.assess_step(
+                s,
+                a,
+                thresholds=view,
+                questions=qs,
+                options=opts,
+                has_approve_step=(str(process), str(step)) in approvals,
+            )  # fmt: skip
+        )
+    return out
+
+
+def planned_audit(step: Any, options: Any = None) -> tuple[Any, str]:
+    """The audit of a step's passes after the switch, and which thresholds it assumes.
+
+    The report plans the audit only for a certified suggestion (``step.audit``).
+    For a step without one this answers the what-if "and if ``advisory`` were
+    dropped with today's thresholds?", with the same sizing
+    (:func:`calibrate.analysis.readiness.audit_plan`) at the step's recent
+    volume and today's pass share.
+
+    Parameters
+    ----------
+    step : StepReadiness
+        From :func:`assess_steps` or :func:`calibrate.analysis.readiness.assess_store`.
+    options : ReadinessOptions, optional
+        The audit settings (``alpha``, ``audit_weeks``, ``audit_factor``,
+        ``audit_level``, ``audit_power``).
+
+    Returns
+    -------
+    (plan, basis) : (AuditPlan or None, str)
+        ``basis`` says which thresholds the pass share comes from; ``plan`` is
+        ``None`` when the step has no recent volume or no pass share.
+    """
+    from calibrate.analysis.readiness import ReadinessOptions, audit_plan
+
+    if step.audit is not None:
+        return step.audit, "suggested thresholds (certified)"
+    opts = options or ReadinessOptions()
+    share = step.thresholds.current.get("auto_pass")
+    volume = step.volume.checks_per_week
+    if share is None or not np.isfinite(volume) or volume <= 0:
+        return None, "no recent volume or pass share to plan on"
+    plan = audit_plan(
+        alpha=opts.alpha, passes_per_week=volume * float(share), weeks=opts.audit_weeks,
+        factor=opts.audit_factor, level=opts.audit_level, power=opts.audit_power,
+    )  # fmt: skip
+    return plan, "today's thresholds (what-if: nothing certified yet)"
+
+
+def audit_detection(sample_size: int, critical: int, rates: Any) -> pd.DataFrame:
+    """Chance that an audit of ``sample_size`` passes raises its alarm, per true false-pass rate.
+
+    The audit of :func:`calibrate.analysis.readiness.audit_sample_size`
+    raises an alarm when at least ``critical`` of the audited passes turn out
+    not acceptable; with a true false-pass rate ``p`` that count is
+    ``Binomial(sample_size, p)``, so the chance is its upper tail.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``false_pass_rate`` and ``p_alarm``.
+
+    References
+    ----------
+    .. [1] Chow, S.-C., Shao, J. and Wang, H. (2008). Sample Size Calculations
+       in Clinical Research, 2nd ed., §4.1. Chapman & Hall.
+
+    Examples
+    --------
+    >>> audit_detection(169, 14, [0.05, 0.1]).round(3)["p_alarm"].tolist()
+    [0.045, 0.806]
+    """
+    from scipy import stats
+
+    p = np.asarray(rates, dtype=float)
+    return pd.DataFrame(
+        {"false_pass_rate": p, "p_alarm": stats.binom.sf(critical - 1, sample_size, p)}
+    )
+
+
+def audit_catch(submissions: pd.DataFrame, rate: float | None, *, weeks: int = 4) -> dict[str, Any]:
+    """What an audit at ``rate`` would have shown a person over the last ``weeks`` of history.
+
+    Replays the audit on the recorded verdicts: of the labeled passes in the
+    window, the false ones (the person found them not acceptable) are the
+    ones the audit exists to catch. Each pass is audited with probability
+    ``rate``, independently.
+
+    Parameters
+    ----------
+    submissions : pandas.DataFrame
+        One step's checks on one evaluator model, as :func:`calibrate.submissions`.
+    rate : float or None
+        The share of passes audited (``AuditPlan.rate``).
+    weeks : int, default=4
+
+    Returns
+    -------
+    dict
+        ``since``/``until`` (the window), ``passes`` and ``false_passes``
+        (labeled), ``audited`` (expected audited passes), ``caught``
+        (expected false passes shown to a person) and ``p_any`` (chance that
+        at least one is shown).
+    """
+    at = pd.to_datetime(submissions["at"], utc=True)
+    if at.notna().sum() == 0:
+        return {"since": None, "until": None, "passes": 0, "false_passes": 0,
+                "audited": 0.0, "caught": 0.0, "p_any": float("nan")}  # fmt: skip
+    until = at.max()
+    since = until - pd.Timedelta(weeks=weeks)
+    inside = (at > since).to_numpy(dtype=bool)
+    label = submissions["label"].astype("boolean")
+    passed = (submissions["verdict"].astype("string") == "pass").fillna(False).to_numpy(dtype=bool)
+    labeled = label.notna().to_numpy(dtype=bool)
+    bad = ~label.fillna(True).to_numpy(dtype=bool)
+    passes = int((inside & passed & labeled).sum())
+    false_passes = int((inside & passed & bad).sum())
+    r = float(rate) if rate is not None else 0.0
+    return {
+        "since": since,
+        "until": until,
+        "passes": passes,
+        "false_passes": false_passes,
+        "audited": r * passes,
+        "caught": r * false_passes,
+        "p_any": 1.0 - (1.0 - r) ** false_passes if false_passes else float("nan"),
+    }
+
+
+class AuditDisplay:
+    """Chance of an alarm against the true false-pass rate, one line per step's audit plan.
+
+    Parameters
+    ----------
+    plans : mapping of str to AuditPlan
+        A label (e.g. ``"process / step"``) and the plan of
+        :func:`calibrate.analysis.readiness.audit_plan`.
+    """
+
+    def __init__(self, plans: dict[str, Any]) -> None:
+        self.plans = dict(plans)
+
+    def plot(self, ax: Any = None) -> AuditDisplay:
+        """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_`` and ``figure_``."""
+        from calibrate.report import plots
+
+        if ax is None:
+            ax = plots._new_figure((7.0, 4.0)).add_subplot()
+        # The curve depends only on the sample size and alarm count: steps that share them
+        # share one line, with all their names in the legend.
+        groups: dict[tuple[int, int, float, float, float], list[str]] = {}
+        for name, plan in self.plans.items():
+            key = (plan.sample_size, plan.critical, plan.alpha, plan.target, plan.power)
+            groups.setdefault(key, []).append(plots.safe_text(name, width=40, max_lines=1))
+        top = 0.0
+        for i, ((m, c, alpha, target, power), names) in enumerate(groups.items()):
+            grid = np.linspace(0, min(1.0, 4 * target), 200)
+            curve = audit_detection(m, c, grid)
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            label = f"{shown}: {m} audited passes, alarm at {c}"
+            ax.plot(curve["false_pass_rate"], curve["p_alarm"], color=f"C{i % 10}", label=label)
+            top = max(top, grid[-1])
+            ax.axvline(alpha, ls="--", lw=1, color=plots.MUTED)
+            ax.axvline(target, ls=":", lw=1, color=plots.MAP_COLOUR)
+            ax.axhline(power, ls=":", lw=0.8, color=plots.MUTED)
+        ax.set_xlim(0, top or 1.0)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel(
+            "true false-pass rate after the switch (dashed: alpha; dotted: the rise to detect)"
+        )
+        ax.set_ylabel("chance the audit raises its alarm")
+        ax.grid(True, alpha=0.25)
+        ax.legend(loc="lower right", fontsize=7, frameon=False)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self

@@ -1,0 +1,779 @@
+"""Write the readiness report as one self-contained HTML file, Markdown with figures, and JSON.
+
+The report is computed by :func:`calibrate.analysis.readiness.assess_store`;
+this module only formats and draws it.
+
+Untrusted text. Process names, step ids, model names, question text, approver
+names and notes come from records and process files. In HTML they go through
+Jinja2's autoescape. In Markdown the template environment escapes **every**
+value with :func:`calibrate.textsafe.escape_markdown` unless it is a
+:class:`Md` string built here from numbers; the ``check:`` blocks go into
+fenced code blocks whose fence is longer than any run of backticks in the
+block, so no text can close the fence. Figures are drawn with text made safe
+by :mod:`calibrate.report.plots` and embedded as base64 PNG (HTML) or written
+beside the Markdown; file names are slugs plus hashes, never record text.
+
+The HTML loads nothing: no script, no external style sheet, font or image.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import io
+import json
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from calibrate.analysis.readiness import (
+    DECISIONS,
+    AuditPlan,
+    Rate,
+    ReadinessReport,
+    StepReadiness,
+)
+from calibrate.analysis.stats import MIN_N
+from calibrate.report import plots
+from calibrate.textsafe import escape_markdown, strip_control
+
+#: The formats :func:`write_report` writes, and their file names.
+FORMATS = {"html": "report.html", "md": "report.md", "json": "report.json"}
+DECISION_WORDS = {"READY": "READY", "NOT_YET": "NOT YET", "NO": "NO"}
+#: The figures of a step, in the order they appear.
+FIGURES = ("reliability", "tradeoff", "weekly")
+#: Resolution of the embedded figures.
+DPI = 100
+
+
+class Md(str):
+    """Markdown that needs no escaping: text built here from numbers and fixed words."""
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def pct(value: Any, digits: int = 1) -> Md:
+    """``0.041`` -> ``"4.1%"``; missing -> ``"–"``."""
+    v = _num(value)
+    return Md("–" if v is None else f"{v:.{digits}%}")
+
+
+def rate_text(k: Any, n: Any) -> Md:
+    """A rate with its n and 95% Wilson interval, or "too few" below ``MIN_N``."""
+    return Md(Rate(int(k or 0), int(n or 0)).text())
+
+
+def share_text(share: Any, n: int) -> Md:
+    """A share of ``n`` submissions (e.g. expected auto-pass) with its interval."""
+    v = _num(share)
+    if v is None or n <= 0:
+        return Md("–")
+    return rate_text(int(round(v * n)), n)
+
+
+def _num(value: Any) -> float | None:
+    if value is None or value is pd.NA:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _value_text(value: Any, name: str) -> Md:
+    if value is None:
+        return Md("–")
+    if isinstance(value, bool):
+        return Md("yes" if value else "no")
+    if isinstance(value, int):
+        return Md(f"{value:,}")
+    if isinstance(value, float):
+        if name.startswith("drift_"):
+            return Md(f"p = {value:.3g}")
+        return pct(value)
+    return Md(escape_markdown(value))
+
+
+def _limit_text(value: Any, name: str) -> Md:
+    if value is None:
+        return Md("–")
+    if name.startswith("drift_"):
+        return Md(f"p > {value:.3g}")
+    if name == "labeled_submissions":
+        return Md(f">= {value:,}")
+    if name == "evaluator_models":
+        return Md(f"<= {value}")
+    if name == "coverage":
+        return Md(f">= {pct(value, 0)}")
+    return Md(f"<= {pct(value, 1)}")
+
+
+def check_yaml(items: Sequence[Mapping[str, Any]], *, advisory: bool) -> str:
+    """A step's ``advisory``/``check:`` keys as YAML in check-1's full form (no ``kind``)."""
+    questions = []
+    for item in items:
+        body = {k: v for k, v in item.items() if k != "kind" and v is not None}
+        questions.append(body)
+    doc: dict[str, Any] = {}
+    if advisory:
+        doc["advisory"] = True
+    doc["check"] = questions
+    return yaml.safe_dump(
+        doc, sort_keys=False, allow_unicode=True, width=88, default_flow_style=False
+    )
+
+
+def check_diff(current: str, suggested: str) -> list[tuple[str, str]]:
+    """Line diff of two YAML blocks as ``(kind, line)``; kind is ``" "``, ``"-"`` or ``"+"``."""
+    out = []
+    for line in difflib.ndiff(current.splitlines(), suggested.splitlines()):
+        tag = line[:1]
+        if tag in (" ", "-", "+"):
+            out.append((tag, line[2:]))
+    return out
+
+
+def fence(text: str, info: str = "") -> Md:
+    """``text`` in a fenced code block that nothing inside can close (CommonMark §4.5)."""
+    body = strip_control(text, keep_newlines=True)
+    longest = max((len(run) for run in _backtick_runs(body)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return Md(f"{ticks}{info}\n{body.rstrip()}\n{ticks}")
+
+
+def _backtick_runs(text: str) -> Iterable[str]:
+    run = ""
+    for ch in text:
+        if ch == "`":
+            run += ch
+        elif run:
+            yield run
+            run = ""
+    if run:
+        yield run
+
+
+# --------------------------------------------------------------------------- figures
+
+
+class WeeklyDisplay:
+    """Agreement and false-pass rate by week, one line per evaluator model, with 95% intervals.
+
+    Parameters
+    ----------
+    by_week : pandas.DataFrame
+        :func:`calibrate.analysis.agreement.agreement` grouped by
+        ``["model", "week"]``.
+    alpha : float, optional
+        Drawn as the false-pass limit.
+    title : str, optional
+        Untrusted text is fine; it is made safe.
+
+    Weeks with fewer than :data:`~calibrate.analysis.stats.MIN_N` decided
+    verdicts are drawn hollow.
+    """
+
+    def __init__(
+        self, by_week: pd.DataFrame, *, alpha: float | None = None, title: str | None = None
+    ) -> None:
+        self.by_week = by_week
+        self.alpha = alpha
+        self.title = title
+
+    def plot(self, ax: Any = None) -> WeeklyDisplay:
+        """Draw on ``ax`` (a pair of axes) or a new figure; returns ``self``."""
+        if ax is None:
+            fig = plots._new_figure((8.0, 4.6))
+            axes = fig.subplots(2, 1, sharex=True)
+        else:
+            axes = ax
+        # Checks without a time have no week: they are in the tables, not on the time axis.
+        df = self.by_week[self.by_week["week"].notna()].copy()
+        weeks = sorted(df["week"].astype(str).unique())
+        pos = {w: i for i, w in enumerate(weeks)}
+        colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"]
+        for j, (model, g) in enumerate(df.groupby("model", sort=True, dropna=False)):
+            x = np.array([pos[str(w)] for w in g["week"]], dtype=float)
+            colour = colours[j % len(colours)]
+            for axis, rate, low, high, n in (
+                (axes[0], "agree", "agree_low", "agree_high", "n_decided"),
+                (axes[1], "false_pass_rate", "false_pass_low", "false_pass_high", "n_pass"),
+            ):
+                y = g[rate].to_numpy(dtype=float)
+                lo = g[low].to_numpy(dtype=float)
+                hi = g[high].to_numpy(dtype=float)
+                few = g[n].to_numpy() < MIN_N
+                yerr = np.clip(np.vstack([y - lo, hi - y]), 0, None)
+                axis.errorbar(x, y, yerr=yerr, color=colour, lw=1, capsize=2, fmt="-",
+                              label=plots.safe_text(model, width=40, max_lines=1))  # fmt: skip
+                axis.plot(x[~few], y[~few], "o", color=colour, ms=4)
+                axis.plot(x[few], y[few], "o", mfc="white", color=colour, ms=4)
+        if self.alpha is not None:
+            axes[1].axhline(self.alpha, ls="--", lw=1, color=plots.MAP_COLOUR, label="alpha")
+        axes[0].set_ylabel("agreement")
+        axes[1].set_ylabel("false-pass rate")
+        axes[0].set_ylim(-0.02, 1.02)
+        axes[1].set_ylim(bottom=-0.01)
+        for axis in axes:
+            axis.grid(True, alpha=0.25)
+        axes[0].legend(loc="lower left", fontsize=7, frameon=False)
+        axes[1].set_xticks(range(len(weeks)), weeks, rotation=45, ha="right", fontsize=7)
+        axes[1].set_xlabel(f"week (Monday); hollow: fewer than {MIN_N} in the denominator")
+        if self.title:
+            axes[0].set_title(plots.safe_text(self.title, width=90), fontsize=9)
+        self.ax_, self.figure_ = axes, axes[0].figure
+        return self
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        # Untrusted text may hold glyphs the font lacks; a missing glyph is not an error.
+        warnings.filterwarnings("ignore", message=".*[Gg]lyph.*missing.*")
+        fig.savefig(buf, format="png", dpi=DPI)
+    fig.clear()
+    return buf.getvalue()
+
+
+def step_figures(step: StepReadiness, *, alpha: float) -> dict[str, bytes]:
+    """PNG bytes of a step's figures: ``reliability``, ``tradeoff``, ``weekly`` (when drawable)."""
+    out: dict[str, bytes] = {}
+    if step.calibration:
+        out["reliability"] = _png(
+            plots.step_figure(
+                step.calibration, title=f"{step.process} / {step.step} · model {step.model}"
+            )
+        )
+    try:
+        display = step.thresholds.make_display()
+        if display is not None:
+            # Draw on our own Agg figure: nothing global, and the title made safe.
+            fig = plots._new_figure((6.4, 4.2))
+            ax = fig.add_subplot()
+            display.plot(ax=ax)
+            ax.set_title(
+                plots.safe_text(f"{step.process} / {step.step} · model {step.model}", width=80),
+                fontsize=9,
+            )
+            out["tradeoff"] = _png(fig)
+    except Exception as exc:  # noqa: BLE001 - a figure that fails must not sink the report
+        warnings.warn(f"trade-off figure of {step.process}/{step.step} failed: {exc}", stacklevel=2)
+    if step.by_week is not None and step.by_week["week"].notna().any():
+        out["weekly"] = _png(WeeklyDisplay(step.by_week, alpha=alpha).plot().figure_)
+    return out
+
+
+# --------------------------------------------------------------------------- the view
+
+
+def _step_view(
+    step: StepReadiness, report: ReadinessReport, figures: dict[str, bytes], key: str
+) -> dict[str, Any]:
+    """Everything the templates show for one step, as plain values (record text unescaped)."""
+    opts = report.options
+    advisory_now = True
+    suggested_advisory = step.decision != "READY"
+    current_yaml = check_yaml(step.current_check, advisory=advisory_now)
+    # Only a certified suggestion is shown as one; otherwise today's check stands.
+    suggested_yaml = (
+        check_yaml(step.suggested_check, advisory=suggested_advisory)
+        if step.suggested_check and step.thresholds.status == "ok"
+        else ""
+    )
+    t = step.thresholds
+    n = step.n_labeled
+    expected = {k: share_text(t.expected.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
+    current = {k: share_text(t.current.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
+    agree = _agreement_view(step.agreement)
+    weekly = _weekly_rows(step.by_week)
+    by_model = _model_rows(step.by_model)
+    approvers = _approver_rows(step.approvers)
+    drivers = []
+    for r in step.drivers.to_dict("records") if step.drivers is not None else []:
+        n_rej, n_all = int(r["rejected"]), int(r["n"])
+        if r["result"] == "fail":
+            follow = Md(f"accepted {rate_text(n_all - n_rej, n_all)}")
+        else:
+            follow = Md(f"rejected {rate_text(n_rej, n_all)}")
+        drivers.append(
+            {
+                "ask": r["ask"],
+                "answer": str(r["answer"]),
+                "result": str(r["result"]),
+                "rejected": rate_text(n_rej, n_all),
+                "follow": follow,
+                "disagreements": Md(str(int(r["disagreements"]))),
+                "n_disagree": int(r["disagreements"]),
+            }
+        )
+    return {
+        "key": key,
+        "anchor": "step-" + plots.short_hash(key),
+        "process": step.process,
+        "step": step.step,
+        "model": step.model or "(unknown model)",
+        "decision": step.decision,
+        "decision_word": DECISION_WORDS[step.decision],
+        "reasons": step.reasons,
+        "summary": step.reasons[0] if step.reasons else "",
+        "criteria": [
+            {
+                "label": c.label,
+                "value": _value_text(c.value, c.name),
+                "limit": _limit_text(c.limit, c.name),
+                "ok": c.ok,
+                "blocks": DECISION_WORDS[c.blocks],
+                "detail": c.detail,
+            }
+            for c in step.criteria
+        ],
+        "n_labeled": Md(f"{n:,}"),
+        "needed_labels": step.needed_labels,
+        "needed_when": _needed_when(step),
+        "hours": Md(
+            "–"
+            if not np.isfinite(step.hours_saved_per_month)
+            else f"{step.hours_saved_per_month:,.1f}"
+        ),
+        "volume": Md(
+            f"{step.volume.checks_per_week:,.1f} submissions and {step.volume.labeled_per_week:,.1f} "
+            f"labels a week over the last {step.volume.days:.0f} days"
+            if np.isfinite(step.volume.checks_per_week)
+            else "no dated checks"
+        ),
+        "status": t.status,
+        "status_words": Md(str(t.status).replace("_", " ")),
+        "certified": {
+            "false_pass_upper": pct(t.certified.get("false_pass_upper")),
+            "false_fail_upper": pct(t.certified.get("false_fail_upper")),
+            "confidence": pct(t.certified.get("confidence", 1 - opts.delta), 0),
+        },
+        "expected": expected,
+        "current": current,
+        "threshold_note": t.note,
+        "current_yaml": current_yaml,
+        "suggested_yaml": suggested_yaml,
+        "paste_yaml": suggested_yaml if step.decision == "READY" else "",
+        "diff": check_diff(current_yaml, suggested_yaml) if suggested_yaml else [],
+        "diff_text": "\n".join(
+            f"{tag} {line}" for tag, line in check_diff(current_yaml, suggested_yaml)
+        )
+        if suggested_yaml
+        else "",
+        "figure_files": dict.fromkeys(FIGURES),
+        "agreement": agree,
+        "weekly": weekly,
+        "by_model": by_model,
+        "approvers": approvers,
+        "drivers": drivers,
+        "top_drivers": [d for d in drivers if d["n_disagree"] > 0][:3],
+        "calibration": _calibration_rows(step.calibration),
+        "audit": _audit_view(step.audit, step, opts),
+        "pattern": step.pattern,
+        "bias": _bias_view(step.automation_bias),
+        "left_out": step.left_out,
+        "drift_split": step.drift.split_at,
+        "model_change": step.model_change.to_dict(),
+        "figures": figures,
+        "figure_b64": dict.fromkeys(FIGURES)
+        | {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
+    }
+
+
+def _needed_when(step: StepReadiness) -> Md:
+    if not step.needed_labels:
+        return Md("")
+    if step.needed_days is None:
+        return Md("no recent volume to time it")
+    d = step.needed_days
+    return Md(f"about {d:.0f} days" if d < 14 else f"about {d / 7:.1f} weeks")
+
+
+def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
+    if df is None or df.empty:
+        return None
+    r = df.iloc[0]
+    cells = [
+        {
+            "verdict": v,
+            "acceptable": Md(str(int(r[f"{v}_acceptable"]))),
+            "not_acceptable": Md(str(int(r[f"{v}_not_acceptable"]))),
+        }
+        for v in ("pass", "fail", "unsure", "error")
+    ]
+    kappa = _num(r["kappa"])
+    kappa_text = (
+        Md(
+            f"{kappa:.2f} (95% CI {r['kappa_low']:.2f} to {r['kappa_high']:.2f}; n={int(r['n_decided'])})"
+        )
+        if kappa is not None and int(r["n_decided"]) >= MIN_N
+        else (
+            Md(f"too few to say (n={int(r['n_decided'])})")
+            if kappa is not None
+            else Md("undefined")
+        )
+    )
+    return {
+        "cells": cells,
+        "n": Md(str(int(r["n"]))),
+        "n_checks": Md(str(int(r["n_checks"]))),
+        "rates": [
+            (
+                "agreement (decided verdicts)",
+                rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
+            ),
+            (
+                "false-pass rate, P(not acceptable | pass)",
+                rate_text(r["pass_not_acceptable"], r["n_pass"]),
+            ),
+            ("false-fail rate, P(acceptable | fail)", rate_text(r["fail_acceptable"], r["n_fail"])),
+            ("unsure rate (all checks)", rate_text(r["n_unsure"], r["n_checks"])),
+            ("error rate (all checks)", rate_text(r["n_error"], r["n_checks"])),
+            ("TPR, P(pass | acceptable)", rate_text(r["pass_acceptable"], r["n_acceptable"])),
+            (
+                "TNR, P(not pass | not acceptable)",
+                rate_text(r["n_not_acceptable"] - r["pass_not_acceptable"], r["n_not_acceptable"]),
+            ),
+        ],
+        "kappa": kappa_text,
+        "kappa_reason": str(r["kappa_reason"] or "") if not pd.isna(r["kappa_reason"]) else "",
+    }
+
+
+def _weekly_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
+    if df is None or df.empty:
+        return []
+    rows = []
+    for r in df.to_dict("records"):
+        rows.append(
+            {
+                "week": "(no time)" if pd.isna(r["week"]) else str(r["week"]),
+                "model": str(r["model"]),
+                "n": Md(str(int(r["n"]))),
+                "agree": rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
+                "false_pass": rate_text(r["pass_not_acceptable"], r["n_pass"]),
+            }
+        )
+    return rows
+
+
+def _model_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
+    if df is None or df.empty:
+        return []
+    return [
+        {
+            "model": str(r["model"]),
+            "n_checks": Md(str(int(r["n_checks"]))),
+            "n": Md(str(int(r["n"]))),
+            "agree": rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
+            "false_pass": rate_text(r["pass_not_acceptable"], r["n_pass"]),
+            "unsure": rate_text(r["n_unsure"], r["n_checks"]),
+        }
+        for r in df.to_dict("records")
+    ]
+
+
+def _approver_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
+    if df is None or df.empty:
+        return []
+    rows = []
+    for r in df.to_dict("records"):
+        median = _num(r["median_review_s"])
+        rows.append(
+            {
+                "approver": "(unnamed)"
+                if r["approver"] is None or pd.isna(r["approver"])
+                else str(r["approver"]),
+                "n": Md(str(int(r["n"]))),
+                "approval": rate_text(r["approvals"], r["n"]),
+                "agree": rate_text(r["n_decided"] * (_num(r["agree"]) or 0), r["n_decided"])
+                if r["n_decided"]
+                else Md("no decided verdicts"),
+                "median": Md("–" if median is None else _duration(median)),
+                "flag": bool(r["flag"]),
+            }
+        )
+    return rows
+
+
+def _duration(seconds: float) -> str:
+    if abs(seconds) < 120:
+        return f"{seconds:.0f} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _calibration_rows(qs: Sequence[Any]) -> list[dict[str, Any]]:
+    rows = []
+    for q in qs:
+        c = q.curve
+        ece = _num(c.ece)
+        lo, hi = (_num(x) for x in c.ece_ci)
+        if c.too_few:
+            text = Md(f"too few labels (n={c.n})")
+        elif ece is None:
+            text = Md("–")
+        else:
+            ci = f"; 95% CI {lo:.3f}–{hi:.3f}" if lo is not None and hi is not None else ""
+            text = Md(f"{ece:.3f} (n={c.n}{ci}; {c.binning})")
+        rows.append({"ask": q.ask, "kind": q.kind, "ece": text, "x": c.x_label})
+    return rows
+
+
+def _audit_view(plan: AuditPlan | None, step: StepReadiness, opts: Any) -> dict[str, Any]:
+    if plan is None:
+        return {
+            "text": Md(
+                "No certified thresholds yet, so no audit to plan: plan it once the step is READY."
+            ),
+            "rate": None,
+            "method": None,
+        }
+    if plan.rate is None:
+        return {
+            "text": Md(
+                "The check passes nothing at the suggested thresholds: there is nothing to audit."
+            ),
+            "rate": None,
+            "method": plan.method,
+        }
+    weeks_full = plan.weeks_at_full_review or float("nan")
+    if plan.attainable:
+        text = (
+            f"Keep a person reviewing a uniform random {plan.rate:.0%} of the check's passes "
+            f"(about {plan.per_week:.1f} a week). Alarm when {plan.critical} or more of "
+            f"{plan.sample_size} audited passes turn out not acceptable: a rise of the false-pass rate "
+            f"to {plan.target:.0%} (2 x alpha) is then caught within {plan.weeks} weeks with "
+            f"probability {plan.power:.0%}, and a check still at {plan.alpha:.0%} raises a false "
+            f"alarm at most {plan.level:.0%} of the time."
+        )
+    else:
+        text = (
+            f"At this volume even reviewing every pass collects the {plan.sample_size} audited "
+            f"passes the test needs in {weeks_full:.1f} weeks, not {plan.weeks}: keep reviewing all "
+            f"passes for now, or accept slower detection (alarm at {plan.critical} or more not "
+            f"acceptable among {plan.sample_size})."
+        )
+    if step.decision != "READY":
+        text = "Once the step is READY: " + text[0].lower() + text[1:]
+    return {"text": Md(text), "rate": pct(plan.rate, 0), "method": plan.method}
+
+
+def _bias_view(bias: Mapping[str, Any]) -> dict[str, Any]:
+    without = bias.get("without_flagged")
+    return {
+        "note": bias.get("note", ""),
+        "flagged": [dict(f) for f in bias.get("flagged", [])],
+        "without": None
+        if not without
+        else {
+            "n": Md(str(without["n"])),
+            "agree": rate_text(without["agree"]["k"], without["agree"]["n"]),
+            "false_pass": rate_text(without["false_pass"]["k"], without["false_pass"]["n"]),
+        },
+    }
+
+
+def report_view(report: ReadinessReport, figures: Mapping[str, dict[str, bytes]]) -> dict[str, Any]:
+    """The whole report as the templates see it."""
+    opts = report.options
+    steps = []
+    for step in report.steps:
+        key = plots.step_key(step.process, step.step, step.model or "")
+        steps.append(_step_view(step, report, figures.get(key, {}), key))
+    counts = {d: sum(1 for s in report.steps if s.decision == d) for d in DECISIONS}
+    return {
+        # An ISO time stamp we made: digits and punctuation that start no markup.
+        "generated_at": Md(str(report.generated_at)),
+        "store": report.store,
+        "options": opts.to_dict(),
+        "filters": {k: v for k, v in report.filters.items() if v not in (None, False)},
+        "alpha": pct(opts.alpha, 0),
+        "beta": pct(opts.beta, 0),
+        "confidence": pct(1 - opts.delta, 0),
+        "min_coverage": pct(opts.min_coverage, 0),
+        "minutes": Md(f"{opts.minutes_per_review:g}"),
+        "counts": {DECISION_WORDS[k]: v for k, v in counts.items()},
+        "steps": steps,
+        "notes": report.notes,
+        "min_n": MIN_N,
+        "drift_level": Md(f"{opts.drift_level:g}"),
+    }
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _environments() -> tuple[Environment, Environment]:
+    loader = PackageLoader("calibrate.report", "templates")
+    html = Environment(
+        loader=loader,
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    md = Environment(
+        loader=loader,
+        autoescape=False,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        # Every value is escaped for Markdown unless it was built here as Md.
+        finalize=_md_finalize,
+    )
+    for env in (html, md):
+        env.filters["pct"] = pct
+    md.filters["fence"] = fence
+    md.filters["md"] = lambda v: Md(escape_markdown(v))
+    return html, md
+
+
+def _md_finalize(value: Any) -> str:
+    if isinstance(value, Md):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool | int | float):
+        return str(value)
+    return escape_markdown(value)
+
+
+def report_json(report: ReadinessReport) -> dict[str, Any]:
+    """The content of report.json (strict JSON values: NaN becomes null)."""
+    return _jsonable(report.to_dict())
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return str(value)
+
+
+def parse_formats(value: str | Sequence[str] | None) -> list[str]:
+    """``"html,md"`` -> ``["html", "md"]``; validates against :data:`FORMATS`."""
+    if value is None:
+        return list(FORMATS)
+    items = value.split(",") if isinstance(value, str) else list(value)
+    out = []
+    for item in items:
+        name = item.strip().lower()
+        if not name:
+            continue
+        if name == "markdown":
+            name = "md"
+        if name not in FORMATS:
+            raise ValueError(f"unknown report format {item!r}; choose from {', '.join(FORMATS)}")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise ValueError(f"no report format given; choose from {', '.join(FORMATS)}")
+    return out
+
+
+def write_report(
+    report: ReadinessReport, out_dir: str | Path, *, formats: str | Sequence[str] | None = None
+) -> dict[str, Path]:
+    """Write the report into ``out_dir`` (created if needed).
+
+    Parameters
+    ----------
+    report : ReadinessReport
+        From :func:`calibrate.analysis.readiness.assess_store`.
+    out_dir : path-like
+        ``report.html`` (self-contained), ``report.md`` with its figures in
+        ``figures/``, ``report.json``.
+    formats : str or sequence of str, optional
+        Any of ``html``, ``md``, ``json`` (all by default).
+
+    Returns
+    -------
+    dict
+        ``{format: path}`` of the files written.
+    """
+    fmts = parse_formats(formats)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    if "json" in fmts:
+        path = out / FORMATS["json"]
+        path.write_text(
+            json.dumps(report_json(report), indent=2, allow_nan=False, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+        written["json"] = path
+    if "html" not in fmts and "md" not in fmts:
+        return written
+    figures = {
+        plots.step_key(s.process, s.step, s.model or ""): step_figures(
+            s, alpha=report.options.alpha
+        )
+        for s in report.steps
+    }
+    view = report_view(report, figures)
+    html_env, md_env = _environments()
+    if "html" in fmts:
+        path = out / FORMATS["html"]
+        path.write_text(html_env.get_template("report.html.j2").render(**view), encoding="utf-8")
+        written["html"] = path
+    if "md" in fmts:
+        fig_dir = out / "figures"
+        fig_dir.mkdir(exist_ok=True)
+        for step in view["steps"]:
+            files = dict.fromkeys(FIGURES)
+            for name, png in step["figures"].items():
+                stem = plots.figure_stem(
+                    f"{step['process']}-{step['step']}-{name}", step["key"] + name
+                )
+                (fig_dir / f"{stem}.png").write_bytes(png)
+                files[name] = Md(f"figures/{stem}.png")
+            step["figure_files"] = files
+        path = out / FORMATS["md"]
+        path.write_text(md_env.get_template("report.md.j2").render(**view), encoding="utf-8")
+        written["md"] = path
+    return written
+
+
+def summary_lines(report: ReadinessReport) -> list[str]:
+    """Terminal lines: per step the decision, the step and model, and the main reason.
+
+    Record text is stripped of control characters; the reason goes on its own
+    indented line so the first line fits an 80-column terminal.
+    """
+    words = {"READY": "READY  ", "NOT_YET": "NOT YET", "NO": "NO     "}
+    lines = []
+    for s in report.steps:
+        name = strip_control(f"{s.process}/{s.step}")
+        model = strip_control(s.model or "(unknown model)")
+        hours = s.hours_saved_per_month
+        saved = (
+            f", ~{hours:.0f} h/month saved" if s.decision == "READY" and np.isfinite(hours) else ""
+        )
+        lines.append(f"{words[s.decision]}  {name}  [{model}{saved}]")
+        if s.reasons:
+            lines.append(f"         {strip_control(s.reasons[0])}")
+    return lines

@@ -1,0 +1,164 @@
+"""The statistical pipeline of the threshold search, against SciPy/statsmodels and brute force."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from calibrate.analysis import certify
+from calibrate.analysis.stats import binomial_upper_bound
+
+
+@pytest.mark.parametrize(
+    "alpha,delta", [(0.05, 0.1), (0.05, 0.05), (0.2, 0.05), (0.01, 0.1), (1.0, 0.1)]
+)
+def test_min_count_is_the_first_n_a_zero_error_test_rejects(alpha, delta):
+    n = certify.min_count(alpha, delta)
+    assert stats.binom.cdf(0, n, alpha) <= delta
+    if n > 1:
+        assert stats.binom.cdf(0, n - 1, alpha) > delta
+
+
+def test_binomial_pvalues_are_the_exact_tail():
+    k = np.array([0, 3, 10, 0])
+    n = np.array([50, 100, 100, 0])
+    got = certify.binomial_pvalues(k, n, limit=0.05)
+    want = [stats.binomtest(int(a), int(b), 0.05, alternative="less").pvalue if b else 1.0
+            for a, b in zip(k, n, strict=True)]  # fmt: skip
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+@given(n=st.integers(1, 400), frac=st.floats(0, 1), delta=st.sampled_from([0.01, 0.05, 0.1, 0.2]))
+def test_upper_bound_matches_root_finding_and_statsmodels(n, frac, delta):
+    k = int(round(frac * n))
+    closed = float(certify.upper_bound(k, n, delta=delta))
+    root = certify.upper_bound_root(k, n, delta=delta)
+    assert closed == pytest.approx(root, abs=1e-8)
+    # statsmodels' two-sided Clopper-Pearson interval at 1 - 2 delta has the same upper end.
+    _, hi = proportion_confint(k, n, alpha=2 * delta, method="beta")
+    assert closed == pytest.approx(hi if k < n else 1.0, abs=1e-8)
+    # The duality the walk relies on: bound <= limit exactly when the p-value <= delta.
+    for limit in (0.02, 0.05, 0.2):
+        p = float(certify.binomial_pvalues(k, n, limit=limit))
+        if abs(closed - limit) > 1e-9:
+            assert (closed <= limit) == (p <= delta)
+
+
+def test_upper_bound_on_long_paths_equals_the_direct_computation():
+    rng = np.random.default_rng(0)
+    n = rng.integers(0, 300, 5000)
+    k = rng.binomial(n, 0.1)
+    np.testing.assert_array_equal(
+        certify.upper_bound(k, n, delta=0.05), binomial_upper_bound(k, n, delta=0.05)
+    )
+
+
+def test_fixed_sequence_stops_at_the_first_failure():
+    p = [0.5, 0.01, 0.02, 0.2, 0.01]
+    assert certify.fixed_sequence(p, delta=0.05) is None  # the first fails: nothing
+    assert certify.fixed_sequence(p, delta=0.05, testable=[False, True, True, True, True]) == 2
+    assert certify.fixed_sequence([0.01, 0.01], delta=0.05) == 1
+    assert certify.fixed_sequence([], delta=0.05) is None
+    assert certify.fixed_sequence(p, delta=0.05, testable=[False] * 5) is None
+
+
+def test_first_testable_is_monotone_from_the_first_count_reached():
+    got = certify.first_testable([10, 50, 30, 80], limit=0.05, delta=0.1)
+    assert got.tolist() == [False, True, True, True]
+
+
+@given(
+    scores=st.lists(
+        st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.5, 0.75, 0.9, 1.0, np.nan]), min_size=1, max_size=40
+    ),
+    errs=st.lists(st.booleans(), min_size=40, max_size=40),
+    descending=st.booleans(),
+)
+def test_score_path_matches_brute_force(scores, errs, descending):
+    s = np.array(scores, float)
+    e = np.array(errs[: s.size], bool)
+    grid = np.linspace(0, 1, 21)
+    path = certify.score_path(s, e, descending=descending, grid=grid)
+    for t, n, k, lo, hi in zip(
+        path.threshold, path.n, path.errors, path.below, path.above, strict=True
+    ):
+        decided = (s >= t) if descending else (s < t)  # nan compares False: never decided
+        assert n == decided.sum() and k == (decided & e).sum()
+        finite = s[~np.isnan(s)]
+        assert lo == (finite[finite < t].max() if (finite < t).any() else -np.inf)
+        assert hi == (finite[finite >= t].min() if (finite >= t).any() else np.inf)
+        # Every threshold in (below, above] decides the same submissions.
+        for t2 in (np.nextafter(lo, np.inf) if np.isfinite(lo) else t, min(hi, 2.0)):
+            if np.isfinite(t2):
+                same = (s >= t2) if descending else (s < t2)
+                assert (same == decided).all()
+    assert (
+        (np.diff(path.threshold) <= 0).all() if descending else (np.diff(path.threshold) >= 0).all()
+    )
+
+
+@given(
+    low=st.floats(-0.5, 1.0), width=st.floats(1e-9, 1.0), prefer=st.sampled_from(["low", "high"])
+)
+def test_nice_threshold_stays_in_the_interval(low, width, prefer):
+    high = low + width
+    x = certify.nice_threshold(low, high, prefer=prefer)
+    assert low < x <= high
+    short = certify.nice_threshold(low, high, prefer=prefer, max_decimals=4)
+    if short is not None:
+        assert low < short <= high
+        assert round(short, 4) == short
+
+
+def test_nice_threshold_prefers_the_loose_end_with_few_places():
+    assert certify.nice_threshold(0.41, 0.93, prefer="low") == 0.411
+    assert certify.nice_threshold(0.41, 0.93, prefer="high") == 0.93
+    assert certify.nice_threshold(0.9, 0.90004, prefer="low") == 0.90001
+    with pytest.raises(ValueError, match="empty interval"):
+        certify.nice_threshold(0.5, 0.5, prefer="low")
+    with pytest.raises(ValueError, match="'low' or 'high'"):
+        certify.nice_threshold(0.1, 0.5, prefer="middle")
+
+
+def test_stratified_split_keeps_label_shares_and_is_seeded():
+    y = np.r_[np.ones(70, bool), np.zeros(30, bool)]
+    s, c = certify.stratified_split(y, search_fraction=0.5, seed=3)
+    assert sorted(np.r_[s, c].tolist()) == list(range(100))
+    assert y[s].sum() == 35 and (~y[s]).sum() == 15
+    s2, _ = certify.stratified_split(y, search_fraction=0.5, seed=3)
+    assert (s == s2).all()
+    s3, _ = certify.stratified_split(y, search_fraction=0.5, seed=4)
+    assert not (s == s3).all()
+    with pytest.raises(ValueError, match="search_fraction"):
+        certify.stratified_split(y, search_fraction=1.0)
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.01, 0.02, 0.04])
+def test_labels_needed_solves_the_bound(rate):
+    n = certify.labels_needed(rate, limit=0.05, delta=0.1)
+    assert math.isfinite(n)
+    assert float(certify._bound_at(rate, n, 0.1)) <= 0.05 + 1e-9
+    if n > 1:
+        assert float(certify._bound_at(rate, n - 1, 0.1)) > 0.05 - 1e-6
+    # A whole number of errors at that rate certifies too (rounding aside).
+    k = math.floor(rate * n)
+    assert float(certify.upper_bound(k, n, delta=0.1)) <= 0.05 + 1e-3
+
+
+def test_labels_needed_is_infinite_at_or_above_the_limit():
+    assert certify.labels_needed(0.05, limit=0.05, delta=0.1) == math.inf
+    assert certify.labels_needed(0.3, limit=0.05, delta=0.1) == math.inf
+    assert certify.labels_needed(0.0, limit=0.05, delta=0.1) == certify.min_count(0.05, 0.1)
+
+
+def test_levels_are_validated():
+    with pytest.raises(ValueError, match="delta"):
+        certify.min_count(0.05, 1.5)
+    with pytest.raises(ValueError, match="limit"):
+        certify.min_count(0.0, 0.1)

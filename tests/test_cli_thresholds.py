@@ -1,0 +1,168 @@
+"""``calibrate thresholds`` through Typer's CliRunner, on stores built row by row."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+from test_thresholds import YES_NO, build_store, yes_no_rows
+from typer.testing import CliRunner
+
+from calibrate.cli import app
+from calibrate.profile import parse_check
+
+runner = CliRunner()
+HOSTILE_STEP = "check\n# injected: true\ncheck:\n- ask: pwned\x1b[31m"
+HOSTILE_ASK = "- key: value # not a comment\n  pass: 0.0"
+
+
+def _hostile_rows(n: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        ok = bool(rng.random() < 0.7)
+        p = float(rng.beta(8, 1.2) if ok else rng.beta(2, 3))
+        rows.append(
+            {
+                "run": f"h{i:04d}",
+                "model": "m1",
+                "verdict": "pass" if p >= 0.9 else "fail",
+                "at": f"2026-10-{1 + i % 28:02d}",
+                "acceptable": ok,
+                "step": HOSTILE_STEP,
+                "answers": [(HOSTILE_ASK, "yes_no", p, None, None, None)],
+            }  # fmt: skip
+        )
+    return rows
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("thr") / "store.duckdb"
+    rows = yes_no_rows(700, 3, model="m2", model_old="m1", n_old=100) + _hostile_rows(40, 4)
+    con = build_store(path, rows=rows)
+    con.close()
+    return str(path)
+
+
+def test_json_has_the_issue_schema(store):
+    res = runner.invoke(app, ["thresholds", "--db", store, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert (doc["alpha"], doc["delta"], doc["beta"]) == (0.05, 0.1, 0.2)
+    by_step = {s["step"]: s for s in doc["steps"]}
+    main = by_step["check_vendor"]
+    assert main["model"] == "m2" and main["status"] == "ok" and main["n_labeled"] == 700
+    for key in (
+        "process",
+        "step",
+        "model",
+        "n_labeled",
+        "status",
+        "check",
+        "certified",
+        "expected",
+        "current",
+    ):
+        assert key in main
+    assert set(main["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+    assert main["certified"]["confidence"] == pytest.approx(0.9)
+    assert set(main["expected"]) == {"auto_pass", "auto_fail", "unsure"}
+    assert set(main["current"]) == {
+        "false_pass_rate",
+        "false_fail_rate",
+        "auto_pass",
+        "auto_fail",
+        "unsure",
+    }
+    (q,) = main["check"]
+    assert q["ask"] == YES_NO.ask and q["kind"] == "yes_no" and 0 < q["pass"] <= 1
+    # The few labels of the hostile step are not enough, and it says how many would be.
+    hostile = by_step[HOSTILE_STEP]
+    assert hostile["status"] == "insufficient_data"
+    assert hostile["needed_labels"]["total"] > 40
+    # Diagnostics go to stderr, not into the JSON.
+    assert "other evaluator models" in res.stderr
+
+
+def test_options_reach_the_search(store):
+    res = runner.invoke(
+        app, ["thresholds", "--db", store, "--format", "json", "--alpha", "0.1", "--beta", "1",
+              "--step", "check_vendor", "--model", "m1"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["alpha"] == 0.1 and doc["beta"] == 1.0
+    (s,) = doc["steps"]
+    assert s["model"] == "m1" and s["n_labeled"] == 100
+    if s["status"] == "ok":
+        assert s["check"][0]["fail"] is None  # false fails uncontrolled: below pass fails
+
+
+def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
+    res = runner.invoke(app, ["thresholds", "--db", store, "--format", "yaml"])
+    assert res.exit_code == 0, res.output
+    docs = list(yaml.safe_load_all(res.stdout))
+    assert len(docs) == 2
+    for doc in docs:
+        assert set(doc) == {"check"}  # nothing injected by a step name
+        questions = parse_check(doc["check"])  # valid check-1, full form
+        assert len(questions) == 1
+    asks = {d["check"][0]["ask"] for d in docs}
+    assert asks == {YES_NO.ask, HOSTILE_ASK}  # hostile text survives, quoted
+    for line in res.stdout.splitlines():
+        assert "\x1b" not in line
+        assert line.startswith(("#", "check:", "- ", "  ", "---")), line
+    json_doc = json.loads(
+        runner.invoke(app, ["thresholds", "--db", store, "--format", "json"]).stdout
+    )
+    main = next(s for s in json_doc["steps"] if s["step"] == "check_vendor")
+    yaml_main = next(d for d in docs if d["check"][0]["ask"] == YES_NO.ask)
+    assert yaml_main["check"][0]["pass"] == main["check"][0]["pass"]
+    text = res.stdout
+    assert "certified with 90% confidence: false passes <= 5.0%" in text
+    assert "keep advisory: true" in text  # for the step that is not certified
+
+
+def test_table_fits_80_columns_and_says_too_few(store):
+    res = runner.invoke(app, ["thresholds", "--db", store, "--tradeoff"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "\x1b" not in res.stdout
+    assert any(line.startswith("ok · vendor / check_vendor") for line in lines)
+    assert any(line.startswith("insufficient_data · vendor / check") for line in lines)
+    assert "95% intervals" in res.stdout
+    assert any(line.lstrip().startswith("*") and "5.0%" in line for line in lines)  # --alpha marked
+    assert "insufficient_data" in res.stdout
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--alpha", "0"], "--alpha must be in (0, 1)"),
+        (["--delta", "1"], "--delta must be in (0, 1)"),
+        (["--beta", "1.5"], "--beta must be in (0, 1]"),
+    ],  # fmt: skip
+)
+def test_bad_levels_are_usage_errors(store, args, needle):
+    res = runner.invoke(app, ["thresholds", "--db", store, *args])
+    assert res.exit_code == 2
+    assert needle in res.stderr
+
+
+def test_unknown_format_and_missing_store(tmp_path):
+    res = runner.invoke(app, ["thresholds", "--db", str(tmp_path / "x.duckdb"), "--format", "xml"])
+    assert res.exit_code == 2
+    res = runner.invoke(app, ["thresholds", "--db", str(tmp_path / "none.duckdb")])
+    assert res.exit_code == 2
+    assert "no store" in res.stderr
+
+
+def test_no_matching_steps(store):
+    res = runner.invoke(app, ["thresholds", "--db", store, "--step", "nope", "--format", "json"])
+    assert res.exit_code == 0
+    assert json.loads(res.stdout)["steps"] == []
+    assert "no checked steps match" in res.stderr

@@ -1,0 +1,486 @@
+"""Readiness: the decision per step on data built to be READY, NOT YET and NO, and its statistics.
+
+Datasets are generated here and inserted row by row into an in-memory store,
+so the tests exercise the real views. The generative model, per submission:
+acceptable with probability ``base``; the evaluator's yes-probability is
+``sigmoid(sep * (2A - 1) + N(0, 1))``; the person records the truth. The
+process file asks one yes/no question with ``pass: 0.9, fail: 0.5``.
+
+References for the statistics: statsmodels' ``proportions_ztest`` and SciPy's
+``fisher_exact`` and binomial distribution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import proportions_ztest
+
+from calibrate.analysis import readiness as rd
+from calibrate.analysis.stats import binomial_upper_bound
+from calibrate.dataset import Filters
+from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
+from calibrate.store import connect
+
+T0 = pd.Timestamp("2026-08-03T08:00:00Z")  # a Monday
+ASK = "The work matches what the instructions asked for."
+
+
+# --------------------------------------------------------------------------- a generator
+
+
+@dataclass
+class Segment:
+    """A stretch of the window answered by one evaluator model.
+
+    ``sep`` separates acceptable from not (larger is better); ``leak`` is the
+    share of not-acceptable submissions the evaluator calls clearly acceptable
+    (a drift or a blind spot).
+    """
+
+    n: int
+    model: str = "eval-1"
+    sep: float = 4.0
+    leak: float = 0.0
+    days: float = 42.0
+
+
+@dataclass
+class StepSpec:
+    process: str = "proc"
+    step: str = "review"
+    segments: list[Segment] = field(default_factory=lambda: [Segment(1500)])
+    base: float = 0.8
+    error_share: float = 0.0
+    truncated_share: float = 0.0
+    approve_step: bool = True
+    ask: str = ASK
+    approver: str = "ana"
+
+
+def _insert(con, table: str, df: pd.DataFrame) -> None:
+    con.register("_rows", df)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")  # noqa: S608 - fixed table names
+    finally:
+        con.unregister("_rows")
+
+
+def step_rows(spec: StepSpec, rng: np.random.Generator) -> tuple[pd.DataFrame, ...]:
+    """Checks, answers, decisions and the process-file question of one step."""
+    checks, answers, decisions = [], [], []
+    start = T0
+    for k, seg in enumerate(spec.segments):
+        n = seg.n
+        acc = rng.random(n) < spec.base
+        z = seg.sep * np.where(acc, 1.0, -1.0) + rng.standard_normal(n)
+        p = 1 / (1 + np.exp(-z))
+        leak = (~acc) & (rng.random(n) < seg.leak)
+        p = np.round(np.where(leak, rng.uniform(0.93, 0.99, n), p), 3)
+        result = np.where(p >= 0.9, "pass", np.where(p < 0.5, "fail", "unsure"))
+        error = rng.random(n) < spec.error_share
+        verdict = np.where(error, "error", result)
+        ids = [f"{spec.process}-{spec.step}-{k}-{i}" for i in range(n)]
+        at = start + pd.to_timedelta(np.sort(rng.random(n)) * seg.days, unit="D")
+        start = start + pd.Timedelta(days=seg.days)
+        checks.append(
+            pd.DataFrame(
+                {
+                    "check_id": ids, "run_id": ids, "process": spec.process, "version": "1",
+                    "step": spec.step, "attempt": 1, "verdict": verdict, "advisory": True,
+                    "model": seg.model, "checked_at": at, "recorded_in": "steps.check",
+                    "truncated": rng.random(n) < spec.truncated_share,
+                    "n_questions": np.where(error, 0, 1),
+                }
+            )
+        )  # fmt: skip
+        ok = ~error
+        answers.append(
+            pd.DataFrame(
+                {
+                    "check_id": np.asarray(ids)[ok], "position": 0, "question_id": f"{spec.step}-q0",
+                    "ask": spec.ask, "kind": "yes_no", "p": p[ok], "result": result[ok],
+                }
+            )
+        )  # fmt: skip
+        decisions.append(
+            pd.DataFrame(
+                {
+                    "decision_id": [f"d-{i}" for i in ids], "run_id": ids, "process": spec.process,
+                    "step": spec.step, "attempt": 1,
+                    "decision": np.where(acc, "approved", "rejected"), "decided_by": spec.approver,
+                    "decided_at": at + pd.Timedelta(minutes=20),
+                    "source": "approve step" if spec.approve_step else "table",
+                }
+            )
+        )  # fmt: skip
+    question = pd.DataFrame(
+        {
+            "question_id": [f"{spec.step}-q0"], "process": [spec.process], "process_version": ["1"],
+            "step": [spec.step], "position": [0], "ask": [spec.ask], "kind": ["yes_no"],
+            "pass_p": [0.9], "fail_p": [0.5], "advisory": [True],
+        }
+    )  # fmt: skip
+    return (
+        pd.concat(checks, ignore_index=True),
+        pd.concat(answers, ignore_index=True),
+        pd.concat(decisions, ignore_index=True),
+        question,
+    )
+
+
+def build_store(specs: list[StepSpec], *, seed: int = 0, path=":memory:"):
+    """A store holding the generated steps; returns the open connection."""
+    rng = np.random.default_rng(seed)
+    con = connect(path)
+    parts = [step_rows(s, rng) for s in specs]
+    for i, table in enumerate(("checks", "answers", "decisions", "questions")):
+        _insert(con, table, pd.concat([p[i] for p in parts], ignore_index=True))
+    return con
+
+
+#: The datasets the decision must reproduce, each built to come out one way.
+SCENARIOS = {
+    "ready": StepSpec(step="ready"),
+    "too_few": StepSpec(step="too_few", segments=[Segment(70, days=30)]),
+    "poor": StepSpec(step="poor", segments=[Segment(1500, sep=0.6)]),
+    "model_change": StepSpec(
+        step="model_change",
+        segments=[Segment(900, model="eval-1"), Segment(900, model="eval-2", days=42)],
+    ),
+    "drift": StepSpec(
+        step="drift", segments=[Segment(1200, days=42), Segment(1200, leak=0.25, days=42)]
+    ),
+    "errors": StepSpec(step="errors", error_share=0.08),
+}
+
+
+@pytest.fixture(scope="module")
+def assessed():
+    con = build_store(list(SCENARIOS.values()), seed=1)
+    report = rd.assess_store(con, store="memory", n_boot=50)
+    yield {s.step: s for s in report.steps}, report, con
+    con.close()
+
+
+def _criterion(step, name):
+    return next(c for c in step.criteria if c.name == name)
+
+
+# --------------------------------------------------------------------------- decisions as built
+
+
+def test_ready_step_is_ready_with_every_criterion_met(assessed):
+    steps, _, _ = assessed
+    s = steps["ready"]
+    assert s.decision == "READY", s.reasons
+    assert all(c.ok for c in s.criteria), [c for c in s.criteria if not c.ok]
+    assert s.needed_labels == 0
+    assert s.thresholds.certified["false_pass_upper"] <= 0.05
+    assert s.suggested_check and s.suggested_check[0]["ask"] == ASK
+    assert s.audit is not None and 0 < s.audit.rate <= 1
+    assert s.hours_saved_per_month > 0
+    assert s.pattern["recommended"] == "replace"
+
+
+def test_too_few_labels_is_not_yet_with_labels_and_days_needed(assessed):
+    steps, _, _ = assessed
+    s = steps["too_few"]
+    assert s.decision == "NOT_YET", s.reasons
+    assert not _criterion(s, "labeled_submissions").ok
+    # Only NOT_YET criteria fail: nothing says the check is bad.
+    assert all(c.ok or c.blocks == "NOT_YET" for c in s.criteria)
+    assert s.needed_labels is not None and s.needed_labels >= 100 - s.n_labeled
+    # Days at the recent volume: labels per day over the window times the days.
+    per_day = s.volume.labeled_per_week / 7
+    assert s.needed_days == pytest.approx(s.needed_labels / per_day)
+    assert any("more labeled submissions" in r for r in s.reasons)
+
+
+def test_poor_evaluator_is_no_and_names_the_question(assessed):
+    steps, _, _ = assessed
+    s = steps["poor"]
+    assert s.decision == "NO", s.reasons
+    assert s.needed_labels is None
+    assert any("cannot meet the limits" in r for r in s.reasons)
+    assert s.drivers is not None and s.drivers.iloc[0]["ask"] == ASK
+    # Sorted by disagreements; for the passing answer they are its rejections.
+    assert s.drivers["disagreements"].is_monotonic_decreasing
+    yes = s.drivers[s.drivers["result"] == "pass"].iloc[0]
+    assert yes["disagreements"] == yes["rejected"] > 0
+
+
+def test_model_change_is_no_and_says_when(assessed):
+    steps, _, con = assessed
+    s = steps["model_change"]
+    assert s.decision == "NO", s.reasons
+    assert s.model == "eval-2"
+    failing = [c.name for c in s.criteria if not c.ok]
+    assert failing == ["evaluator_models"]
+    assert s.model_change.previous == "eval-1" and not s.model_change.interleaved
+    assert any("changed mid-window" in r for r in s.reasons)
+    # On the new model alone the step would be READY, and the report says how to get there.
+    assert s.decision_on_current_model == "READY"
+    since = pd.Timestamp(s.model_change.changed_at).to_pydatetime()
+    again = rd.assess_store(con, Filters(step="model_change", since=since), n_boot=20)
+    assert [x.decision for x in again.steps] == ["READY"]
+
+
+def test_drift_is_no_with_the_rise_shown(assessed):
+    steps, _, _ = assessed
+    s = steps["drift"]
+    assert s.decision == "NO", s.reasons
+    fp = _criterion(s, "drift_false_pass")
+    assert not fp.ok and fp.blocks == "NO"
+    t = next(t for t in s.drift.tests if t.rate == "false_pass")
+    assert t.recent.rate > t.earlier.rate and t.p_value <= t.level
+    assert any(r.startswith("Drift:") for r in s.reasons)
+
+
+def test_error_verdicts_over_the_limit_are_no(assessed):
+    steps, _, _ = assessed
+    s = steps["errors"]
+    assert s.decision == "NO"
+    assert [c.name for c in s.criteria if not c.ok] == ["error_rate"]
+
+
+def test_report_sorts_ready_first_and_json_is_strict(assessed):
+    _, report, _ = assessed
+    order = [rd.DECISIONS.index(s.decision) for s in report.steps]
+    assert order == sorted(order)
+    doc = report.to_dict()
+    assert set(doc) >= {"generated_at", "store", "options", "steps"}
+    step = doc["steps"][0]
+    assert set(step) >= {
+        "process", "step", "model", "decision", "reasons", "criteria", "needed_labels",
+        "suggested_check", "certified", "expected", "audit_rate",
+    }  # fmt: skip
+    assert all(set(c) >= {"name", "value", "limit", "ok"} for c in step["criteria"])
+
+
+def test_stationary_steps_do_not_drift(assessed):
+    steps, _, _ = assessed
+    for name in ("ready", "poor", "errors"):
+        assert not steps[name].drift.drifted, name
+
+
+def test_older_question_wording_is_left_out():
+    spec = StepSpec(step="reworded", segments=[Segment(400)])
+    con = build_store([spec], seed=3)
+    # 50 checks asked an older wording: they are not evidence for the current one.
+    con.execute(
+        "UPDATE answers SET ask = 'Old wording?', question_id = 'old' "
+        "WHERE check_id IN (SELECT check_id FROM checks ORDER BY checked_at LIMIT 50)"
+    )
+    report = rd.assess_store(con, n_boot=20)
+    s = report.steps[0]
+    assert s.left_out["other_wording"] == 50
+    assert s.n_labeled == 350
+    con.close()
+
+
+# --------------------------------------------------------------------------- the statistics
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1])
+def test_audit_sample_size_is_the_smallest_exact_size(alpha):
+    m, c = rd.audit_sample_size(alpha, factor=2, level=0.05, power=0.8)
+    # The test at m: size at most level under alpha, power at least 0.8 at 2 alpha.
+    assert stats.binom.sf(c - 1, m, alpha) <= 0.05
+    assert stats.binom.sf(c - 2, m, alpha) > 0.05  # c is the smallest such alarm count
+    assert stats.binom.sf(c - 1, m, 2 * alpha) >= 0.8
+    # No smaller audit reaches the power (brute force over every size below).
+    sizes = np.arange(1, m)
+    k = stats.binom.ppf(0.95, sizes, alpha)
+    assert np.all(stats.binom.sf(k, sizes, 2 * alpha) < 0.8)
+    # Within 25% of the normal approximation.
+    z = stats.norm.ppf
+    approx = (
+        (z(0.95) * np.sqrt(alpha * (1 - alpha)) + z(0.8) * np.sqrt(2 * alpha * (1 - 2 * alpha)))
+        / alpha
+    ) ** 2
+    assert abs(m - approx) / approx < 0.25
+
+
+def test_audit_detects_a_doubled_rate_by_simulation():
+    alpha = 0.05
+    m, c = rd.audit_sample_size(alpha)
+    rng = np.random.default_rng(5)
+    alarms_bad = (rng.binomial(m, 2 * alpha, 20_000) >= c).mean()
+    alarms_good = (rng.binomial(m, alpha, 20_000) >= c).mean()
+    assert alarms_bad >= 0.8 - 0.01
+    assert alarms_good <= 0.05 + 0.006
+
+
+def test_audit_plan_rate_and_volume():
+    plan = rd.audit_plan(alpha=0.05, passes_per_week=200, weeks=4)
+    assert plan.rate == pytest.approx(plan.sample_size / 800)
+    assert plan.attainable
+    small = rd.audit_plan(alpha=0.05, passes_per_week=10, weeks=4)
+    assert small.rate == 1.0 and not small.attainable
+    assert small.weeks_at_full_review == pytest.approx(small.sample_size / 10)
+    assert rd.audit_plan(alpha=0.05, passes_per_week=0).rate is None
+
+
+@pytest.mark.parametrize(
+    "k1,n1,k2,n2", [(10, 200, 25, 200), (30, 200, 20, 210), (40, 400, 40, 400), (50, 300, 70, 320)]
+)
+def test_one_sided_z_matches_statsmodels(k1, n1, k2, n2):
+    p, method = rd.one_sided_increase(k1, n1, k2, n2)
+    assert method == "z"
+    _, ref = proportions_ztest([k2, k1], [n2, n1], alternative="larger")
+    assert p == pytest.approx(ref, rel=1e-9)
+
+
+def test_one_sided_small_counts_use_fisher():
+    p, method = rd.one_sided_increase(0, 100, 4, 100)
+    assert method == "fisher"
+    ref = stats.fisher_exact([[4, 96], [0, 100]], alternative="greater").pvalue
+    assert p == pytest.approx(ref)
+    assert np.isnan(rd.one_sided_increase(0, 0, 1, 10)[0])
+
+
+def _drift_arrays(rng, n, fp_early, fp_recent):
+    """Labeled checks over time: all pass, false with the given rate per half."""
+    at = T0 + pd.to_timedelta(np.sort(rng.random(n)) * 60, unit="D")
+    recent = np.arange(n) >= n // 2
+    bad = rng.random(n) < np.where(recent, fp_recent, fp_early)
+    return at, np.full(n, "pass", dtype=object), ~bad
+
+
+def test_drift_test_holds_its_level_and_has_power():
+    rng = np.random.default_rng(11)
+    null = [
+        rd.drift_test(*_drift_arrays(rng, 600, 0.05, 0.05), level=0.05).drifted for _ in range(300)
+    ]
+    # Both tests see the same events here, so the family level is at most level/2 + slack.
+    assert np.mean(null) <= 0.025 + 3 * np.sqrt(0.025 * 0.975 / 300)
+    alt = [
+        rd.drift_test(*_drift_arrays(rng, 600, 0.03, 0.12), level=0.05).drifted for _ in range(100)
+    ]
+    assert np.mean(alt) >= 0.9
+
+
+def test_drift_ignores_an_improvement():
+    rng = np.random.default_rng(2)
+    d = rd.drift_test(*_drift_arrays(rng, 800, 0.15, 0.02), level=0.05)
+    assert not d.drifted and d.testable
+
+
+def test_labels_needed_reaches_alpha_and_not_before():
+    n = rd.labels_needed(k_false_pass=2, n_pass=80, n_labeled=100, alpha=0.05, delta=0.1)
+    assert n is not None and n > 100
+
+    def bound(total):
+        passes = np.floor(0.8 * total)
+        return float(binomial_upper_bound(np.floor(0.025 * passes), passes, delta=0.1))
+
+    assert bound(n) <= 0.05 < bound(n - 1)
+    assert rd.labels_needed(k_false_pass=8, n_pass=80, n_labeled=100, alpha=0.05, delta=0.1) is None
+
+
+def test_replay_applies_the_rule_and_takes_the_worst():
+    answers = pd.DataFrame(
+        {
+            "check_id": ["a", "a", "b", "b", "c", "c"],
+            "ask": ["q1", "q2"] * 3,
+            "p": [0.95, np.nan, 0.7, np.nan, 0.2, np.nan],
+            "name": [None, "states", None, "hedges", None, "states"],
+            "level": [np.nan] * 6,
+            "confidence": [np.nan, 0.9, np.nan, 0.9, np.nan, 0.5],
+        }
+    )
+    qs = [
+        Question("q1", Kind.YES_NO, pass_p=0.9, fail_p=0.5),
+        Question(
+            "q2",
+            Kind.CHOICE,
+            pass_names=("states",),
+            confidence=0.8,
+            one_of={"states": "", "hedges": ""},
+        ),
+    ]
+    codes = rd.replay(answers, qs)
+    assert codes.to_dict() == {"a": PASS, "b": UNSURE, "c": UNSURE}
+    codes = rd.replay(answers, qs[:1])
+    assert codes.to_dict() == {"a": PASS, "b": UNSURE, "c": FAIL}
+
+
+def test_disagreement_drivers_counts():
+    answers = pd.DataFrame(
+        {
+            "position": 0, "ask": "q", "kind": "choice",
+            "name": ["x"] * 10 + ["y"] * 10, "level": np.nan, "result": ["pass"] * 10 + ["fail"] * 10,
+            "label": pd.array([False] * 6 + [True] * 4 + [True] * 2 + [False] * 8, dtype="boolean"),
+        }
+    )  # fmt: skip
+    d = rd.disagreement_drivers(answers)
+    assert d.iloc[0]["answer"] == "x"
+    assert (d.iloc[0]["rejected"], d.iloc[0]["disagreements"]) == (6, 6)
+    y = d[d["answer"] == "y"].iloc[0]
+    assert (y["rejected"], y["disagreements"]) == (8, 2)
+
+
+def test_detect_model_change_interleaved():
+    subs = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "a", "b"],
+            "at": T0 + pd.to_timedelta([0, 1, 2, 3, 4], unit="D"),
+            "label": pd.array([True] * 5, dtype="boolean"),
+        }
+    )
+    mc = rd.detect_model_change(subs)
+    assert mc.current == "b" and mc.previous == "a" and mc.interleaved and mc.changed
+    assert mc.changed_at == (T0 + pd.Timedelta(days=2)).isoformat()
+
+
+def test_hours_saved():
+    h = rd.hours_saved_per_month(
+        checks_per_month=600, auto_pass=0.6, auto_fail=0.2, audit_rate=0.25, minutes_per_review=5
+    )
+    assert h == pytest.approx(600 * (0.6 * 0.75 + 0.2) * 5 / 60)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"alpha": 0}, {"delta": 1.2}, {"min_coverage": 2}, {"min_labels": 0}, {"audit_factor": 1}],
+)
+def test_options_are_validated(kwargs):
+    with pytest.raises(ValueError):
+        rd.ReadinessOptions(**kwargs)
+
+
+def test_assess_step_takes_the_thresholds_json_and_recommends_pre_screen():
+    # A thin step whose search (given as issue 5's JSON) certified both bounds: too few
+    # labels to replace the approval, but trustworthy fails make pre-screening worth it.
+    con = build_store([StepSpec(step="thin", segments=[Segment(80, days=20)])], seed=8)
+    from calibrate.dataset import answers, submissions
+
+    subs, ans = submissions(con), answers(con)
+    con.close()
+    doc = {
+        "status": "ok", "n_labeled": 80,
+        "check": [{"ask": ASK, "kind": "yes_no", "pass": 0.8, "fail": 0.3}],
+        "certified": {"false_pass_upper": 0.05, "false_fail_upper": 0.2, "confidence": 0.9},
+        "expected": {"auto_pass": 0.7, "auto_fail": 0.2, "unsure": 0.1},
+        "current": {"false_pass_rate": 0.0, "false_fail_rate": 0.0, "auto_pass": 0.7, "auto_fail": 0.2, "unsure": 0.1},
+        "needed_labels": None,
+    }  # fmt: skip
+    q = Question(ASK, Kind.YES_NO, pass_p=0.9, fail_p=0.5)
+    s = rd.assess_step(subs, ans, thresholds=doc, questions=[q], has_approve_step=True)
+    assert s.decision == "NOT_YET"
+    assert [c.name for c in s.criteria if not c.ok] == ["labeled_submissions"]
+    assert s.needed_labels == 20
+    assert s.pattern["recommended"] == "pre-screen"
+    assert s.suggested_check == [{"ask": ASK, "kind": "yes_no", "pass": 0.8, "fail": 0.3}]
+    # The suggestion is replayed on the labels beside the bound.
+    assert s.observed["suggested"]["n"] == s.n_labeled
+    # Planned after the switch: hours saved at the recent volume, with the audit taken off.
+    month = s.volume.checks_per_month
+    assert s.hours_saved_per_month == pytest.approx(
+        month * (0.7 * (1 - s.audit.rate) + 0.2) * 5 / 60
+    )

@@ -1,0 +1,237 @@
+"""The rendered report: self-contained HTML, Markdown with figures, JSON that validates.
+
+The store holds hostile text where records can put it (question text,
+process name, approver name), so every test here also checks that it shows
+as text and changes nothing around it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from html.parser import HTMLParser
+from importlib import resources
+
+import jsonschema
+import pytest
+from test_readiness import Segment, StepSpec, build_store
+
+from calibrate.analysis import readiness as rd
+from calibrate.report import render
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(1)>"
+PROCESS = "pay|ments *now* ```x"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    specs = [
+        StepSpec(process="good", step="ready", segments=[Segment(700)], ask=SCRIPT),
+        StepSpec(process=PROCESS, step="thin", segments=[Segment(60, days=20)], approver=IMG),
+        StepSpec(process="weak", step="poor", segments=[Segment(400, sep=0.5)]),
+    ]
+    con = build_store(specs, seed=4)
+    report = rd.assess_store(con, store="memory", n_boot=20)
+    con.close()
+    out = tmp_path_factory.mktemp("report")
+    paths = render.write_report(report, out)
+    return report, out, paths
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parse(html: str) -> _Collector:
+    p = _Collector()
+    p.feed(html)
+    p.close()
+    return p
+
+
+def test_writes_all_three_formats(written):
+    _, out, paths = written
+    assert set(paths) == {"html", "md", "json"}
+    assert all(p.exists() and p.parent == out for p in paths.values())
+
+
+def test_html_parses_embeds_figures_and_loads_nothing(written):
+    report, _, paths = written
+    html = paths["html"].read_text(encoding="utf-8")
+    p = _parse(html)
+    tags = [t for t, _ in p.tags]
+    assert "script" not in tags and "link" not in tags and "iframe" not in tags
+    imgs = [a for t, a in p.tags if t == "img"]
+    # A reliability diagram and a weekly figure for every step at least.
+    assert len(imgs) >= 2 * len(report.steps)
+    for attrs in imgs:
+        src = attrs["src"]
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    for _, attrs in p.tags:
+        for key in ("src", "href", "srcset", "action", "data", "poster"):
+            value = attrs.get(key)
+            if value is not None:
+                assert value.startswith(("data:image/png;base64,", "#")), (key, value)
+    # Nothing outside the document can be fetched, not even from CSS.
+    assert not re.search(r"(src|href)\s*=\s*[\"']?\s*(https?:)?//", html, re.I)
+    assert "url(" not in html and "@import" not in html
+
+
+def test_html_shows_hostile_text_as_text(written):
+    _, _, paths = written
+    html = paths["html"].read_text(encoding="utf-8")
+    p = _parse(html)
+    text = "".join(p.text)
+    assert SCRIPT in text  # shown, as text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert IMG in text
+    assert not any(t == "img" and a.get("src") == "x" for t, a in p.tags)
+    assert PROCESS in text
+
+
+def test_html_first_page_lists_steps_ready_first_with_paste_block(written):
+    report, _, paths = written
+    html = paths["html"].read_text(encoding="utf-8")
+    summary = html.split('<section class="step"', 1)[0]
+    rows = re.findall(r'<tr><td><span class="badge (\w+)">', summary)
+    assert rows == [s.decision for s in report.steps]
+    assert [rd.DECISIONS.index(d) for d in rows] == sorted(rd.DECISIONS.index(d) for d in rows)
+    assert rows[0] == "READY"
+    card = summary.split('<div class="card READY">', 1)[1].split("</div>", 1)[0]
+    block = re.search(r"<pre>(.*?)</pre>", card, re.S).group(1)
+    assert block.startswith("check:") and "advisory" not in block
+    assert "&lt;script&gt;" in block  # the question text, escaped, inside the block to paste
+    ready = report.steps[0]
+    assert f"pass: {ready.suggested_check[0]['pass']}" in block
+
+
+def test_every_rate_in_html_carries_n_and_interval(written):
+    _, _, paths = written
+    html = paths["html"].read_text(encoding="utf-8")
+    rates = re.findall(r"\d+\.\d%(?: \(\d+ of \d+[^)]*\))?", html)
+    with_n = [r for r in rates if " of " in r]
+    assert with_n and all("95% CI" in r for r in with_n)
+    assert "too few to say" in html  # the thin step says so instead of a bare number
+
+
+def test_json_validates_against_the_schema(written):
+    report, _, paths = written
+    doc = json.loads(paths["json"].read_text(encoding="utf-8"))
+    schema = json.loads(
+        resources.files("calibrate.schemas").joinpath("report.schema.json").read_text()
+    )
+    jsonschema.validate(doc, schema)
+    assert [s["decision"] for s in doc["steps"]] == [s.decision for s in report.steps]
+    ready = doc["steps"][0]
+    assert ready["suggested_check"][0]["ask"] == SCRIPT
+    assert ready["suggested_check"][0]["kind"] == "yes_no"
+    assert 0 < ready["audit_rate"] <= 1
+    # The schema rejects what the issue forbids.
+    bad = json.loads(json.dumps(doc))
+    bad["steps"][0]["decision"] = "MAYBE"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+def _outside_fences(md: str) -> list[str]:
+    out, fence = [], None
+    for line in md.splitlines():
+        m = re.match(r"^(`{3,})", line)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and line.startswith(fence) and set(line.strip()) == {"`"}:
+            fence = None
+        elif fence is None:
+            out.append(line)
+    assert fence is None, "a code fence was left open"
+    return out
+
+
+def test_markdown_escapes_record_text_and_links_figures(written):
+    _, out, paths = written
+    md = paths["md"].read_text(encoding="utf-8")
+    plain = _outside_fences(md)
+    text = "\n".join(plain)
+    # No unescaped tag start: what could be raw HTML is backslash-escaped.
+    assert not re.search(r"(?<!\\)<[A-Za-z/!?]", text)
+    assert r"\<script\>alert\(1\)\</script\>" in text
+    # Every table row has as many unescaped pipes as its header: record text cannot add a column.
+    tables: dict[int, int] = {}
+    widths = []
+    for line in plain:
+        if line.startswith("|"):
+            widths.append(len(re.findall(r"(?<!\\)\|", line)))
+        elif widths:
+            tables[len(tables)] = len(set(widths))
+            widths = []
+    assert tables and set(tables.values()) == {1}
+    links = re.findall(r"!\[[^\]]*\]\((figures/[^)]+\.png)\)", md)
+    assert links and all((out / link).read_bytes()[:4] == b"\x89PNG" for link in links)
+
+
+def test_fence_cannot_be_closed_from_inside():
+    block = render.fence("ask: ```` not a fence\nnext: ok", "yaml")
+    first, *_, last = block.splitlines()
+    assert first == "`````yaml" and last == "`````"
+
+
+def test_json_only_skips_figures(tmp_path):
+    con = build_store([StepSpec(segments=[Segment(200)])], seed=9)
+    report = rd.assess_store(con, n_boot=10)
+    con.close()
+    paths = render.write_report(report, tmp_path, formats="json")
+    assert list(paths) == ["json"] and not (tmp_path / "figures").exists()
+    with pytest.raises(ValueError, match="choose from html, md, json"):
+        render.parse_formats("html,pdf")
+
+
+def test_check_diff_marks_changed_thresholds():
+    cur = render.check_yaml([{"ask": "q", "kind": "yes_no", "pass": 0.9}], advisory=True)
+    new = render.check_yaml(
+        [{"ask": "q", "kind": "yes_no", "pass": 0.93, "fail": 0.4}], advisory=False
+    )
+    diff = render.check_diff(cur, new)
+    assert ("-", "advisory: true") in diff
+    assert (
+        ("-", "  pass: 0.9") in diff
+        and ("+", "  pass: 0.93") in diff
+        and ("+", "  fail: 0.4") in diff
+    )
+    assert "kind" not in new
+
+
+def test_degenerate_steps_still_render(tmp_path):
+    # Every verdict an error; no model and some checks without a time.
+    con = build_store(
+        [
+            StepSpec(step="allerr", error_share=1.0, segments=[Segment(40)]),
+            StepSpec(step="nomodel", segments=[Segment(30)]),
+        ],
+        seed=2,
+    )
+    con.execute("UPDATE checks SET model = NULL WHERE step = 'nomodel'")
+    con.execute(
+        "UPDATE checks SET checked_at = NULL WHERE step = 'nomodel' AND check_id LIKE '%-1%'"
+    )
+    report = rd.assess_store(con, n_boot=10)
+    con.close()
+    steps = {s.step: s for s in report.steps}
+    assert steps["allerr"].decision == "NO"
+    assert steps["allerr"].thresholds.status == "insufficient_data"
+    assert steps["nomodel"].model == "(unknown model)"
+    paths = render.write_report(report, tmp_path, formats="html,json")
+    html = paths["html"].read_text(encoding="utf-8")
+    _parse(html)
+    assert "(no time)" in html

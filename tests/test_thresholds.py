@@ -1,0 +1,622 @@
+"""The certified threshold search: data preparation, the rule, statuses, and the guarantee by simulation."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from calibrate.analysis import certify
+from calibrate.analysis import thresholds as th
+from calibrate.analysis.baselines import jung_fixed_sequence_baseline
+from calibrate.dataset import Filters, answers, process_questions, submissions
+from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide, parse_check, worst
+from calibrate.store import connect
+
+ALPHA, DELTA, BETA = 0.05, 0.1, 0.2
+
+# --------------------------------------------------------------------------- generative models
+
+
+class YesNoModel:
+    """One yes/no question: acceptable with rate ``pi``; p | acceptable ~ Beta(a1, b1), else a mixture.
+
+    The not-acceptable answers are Beta(a0, b0), plus a share ``fooled`` that
+    the evaluator scores near 1 (Beta(40, 1)): a non-monotone error rate at
+    the strict end, as when a submission talks the evaluator into a yes.
+    True rates of any thresholds are exact (Beta CDFs), no sampling.
+    """
+
+    def __init__(self, pi=0.7, ok=(8.0, 1.2), bad=(2.0, 3.0), fooled=0.0):
+        self.pi, self.ok, self.bad, self.fooled = pi, ok, bad, fooled
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        y = rng.random(n) < self.pi
+        fooled = rng.random(n) < self.fooled
+        p_bad = np.where(fooled, rng.beta(40, 1, n), rng.beta(*self.bad, n))
+        return np.where(y, rng.beta(*self.ok, n), p_bad), y
+
+    def _sf_bad(self, t):
+        return (1 - self.fooled) * stats.beta.sf(t, *self.bad) + self.fooled * stats.beta.sf(
+            t, 40, 1
+        )
+
+    def false_pass(self, a: float) -> float:
+        good, bad = self.pi * stats.beta.sf(a, *self.ok), (1 - self.pi) * self._sf_bad(a)
+        return bad / (good + bad) if good + bad > 0 else 0.0
+
+    def false_fail(self, b: float) -> float:
+        good, bad = self.pi * stats.beta.cdf(b, *self.ok), (1 - self.pi) * (1 - self._sf_bad(b))
+        return good / (good + bad) if good + bad > 0 else 0.0
+
+    def coverage(self, a: float | None, b: float | None) -> float:
+        """P(p >= a) + P(p < min(a, b)): the share decided."""
+        if a is None:
+            return 0.0
+        b = a if b is None else min(a, b)
+        passed = self.pi * stats.beta.sf(a, *self.ok) + (1 - self.pi) * self._sf_bad(a)
+        failed = self.pi * stats.beta.cdf(b, *self.ok) + (1 - self.pi) * (1 - self._sf_bad(b))
+        return float(passed + failed)
+
+
+YES_NO = Question("The cleared verdict matches the report.", Kind.YES_NO, pass_p=0.9)
+CHOICE = Question(
+    "What does the summary do?", Kind.CHOICE, pass_names=("states",), unsure_names=("unclear",),
+    confidence=0.8, one_of={"states": "States it.", "hedges": "Hedges.", "unclear": "Cannot tell."},
+)  # fmt: skip
+RUBRIC = Question(
+    "How complete is the screening?", Kind.RUBRIC, pass_level=2, confidence=0.8,
+    levels=("Neither list.", "One list.", "Both lists, terms stated."),
+)  # fmt: skip
+NAMES = np.array(["states", "hedges", "unclear"], dtype=object)
+
+
+def step_data_of(qs, answer, confidence, acceptable, forced=None) -> th.StepData:
+    n = acceptable.size
+    return th.StepData(
+        "vendor", "check_vendor", "m1", list(qs), [True] * len(qs), np.arange(n).astype(str),
+        acceptable, list(answer), list(confidence),
+        np.zeros(n, bool) if forced is None else forced,
+    )  # fmt: skip
+
+
+def yes_no_data(model: YesNoModel, n: int, rng) -> th.StepData:
+    p, y = model.sample(n, rng)
+    return step_data_of([YES_NO], [p], [np.full(n, np.nan)], y)
+
+
+def three_questions(n: int, rng, *, separation=1.3, chance=False) -> th.StepData:
+    """The simulator's vendor step: yes/no, choice and rubric, conditionally independent given the truth."""
+    y = rng.random(n) < 0.7
+    z = separation * np.where(y, 1.0, -1.0) + rng.standard_normal(n)
+    p = 1 / (1 + np.exp(-2.0 * separation * z))
+    cp = np.where(y[:, None], [0.88, 0.08, 0.04], [0.15, 0.65, 0.20])
+    name = NAMES[(rng.random(n)[:, None] > cp.cumsum(1)).sum(1)]
+    rp = np.where(y[:, None], [0.03, 0.12, 0.85], [0.45, 0.40, 0.15])
+    level = (rng.random(n)[:, None] > rp.cumsum(1)).sum(1).astype(float)
+    if chance:  # answers that carry no information about the truth
+        p, name, level = rng.permutation(p), rng.permutation(name), rng.permutation(level)
+    conf = [np.full(n, np.nan), rng.beta(8, 2, n), rng.beta(8, 2, n)]
+    return step_data_of([YES_NO, CHOICE, RUBRIC], [p, name, level], conf, y)
+
+
+# --------------------------------------------------------------------------- a store built by hand
+
+
+def build_store(path: Any = ":memory:", *, rows: list[dict[str, Any]], questions: bool = True):
+    """A store with checks, answers, decisions (and the process file's questions) inserted directly.
+
+    Each row: run, model, verdict, at, acceptable (True/False/None), answers [(ask, kind, p, name, level, conf)].
+    """
+    con = connect(path)
+    checks, ans, dec = [], [], []
+    for i, r in enumerate(rows):
+        cid = f"c{i:05d}"
+        checks.append(
+            {
+                "check_id": cid,
+                "run_id": r["run"],
+                "process": r.get("process", "vendor"),
+                "version": "1",
+                "step": r.get("step", "check_vendor"),
+                "attempt": 1,
+                "verdict": r["verdict"],
+                "advisory": True,
+                "model": r["model"],
+                "checked_at": pd.Timestamp(r["at"], tz="UTC"),
+                "recorded_in": "steps.check",
+                "truncated": False,
+                "n_questions": len(r["answers"]),
+            }  # fmt: skip
+        )
+        for pos, (ask, kind, p, name, level, conf) in enumerate(r["answers"]):
+            ans.append(
+                {
+                    "check_id": cid,
+                    "position": pos,
+                    "question_id": f"{r.get('step', 'check_vendor')}:{ask}",
+                    "ask": ask,
+                    "kind": kind,
+                    "p": p,
+                    "name": name,
+                    "level": level,
+                    "confidence": conf,
+                    "result": None,
+                }  # fmt: skip
+            )
+        if r.get("acceptable") is not None:
+            dec.append(
+                {
+                    "decision_id": f"d{i}",
+                    "run_id": r["run"],
+                    "process": r.get("process", "vendor"),
+                    "step": r.get("step", "check_vendor"),
+                    "attempt": 1,
+                    "decision": "approved" if r["acceptable"] else "rejected",
+                    "decided_by": "ana",
+                    "decided_at": pd.Timestamp(r["at"], tz="UTC") + pd.Timedelta(minutes=5),
+                    "note": None,
+                    "source": "table",
+                }  # fmt: skip
+            )
+    for table, frame in (("checks", checks), ("answers", ans), ("decisions", dec)):
+        if frame:
+            df = pd.DataFrame(frame)
+            con.register("incoming", df)
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming")  # noqa: S608 - fixed names
+            con.unregister("incoming")
+    if questions:
+        qrows = [
+            {"question_id": f"check_vendor:{YES_NO.ask}", "process": "vendor", "process_version": "1",
+             "step": "check_vendor", "position": 0, "ask": YES_NO.ask, "kind": "yes_no", "pass_p": 0.9,
+             "fail_p": None, "pass_names": None, "unsure_names": None, "pass_level": None,
+             "confidence": None, "one_of": None, "levels": None, "advisory": True, "file_id": 1},
+        ]  # fmt: skip
+        df = pd.DataFrame(qrows)
+        con.register("incoming", df)
+        con.execute("INSERT INTO questions BY NAME SELECT * FROM incoming")
+        con.unregister("incoming")
+    return con
+
+
+def yes_no_rows(n: int, seed: int, *, model="m1", start="2026-09-01", model_old=None, n_old=0):
+    rng = np.random.default_rng(seed)
+    p, y = YesNoModel().sample(n + n_old, rng)
+    rows = []
+    t0 = pd.Timestamp(start)
+    for i in range(n + n_old):
+        old = i < n_old
+        rows.append(
+            {
+                "run": f"r{i:05d}",
+                "model": model_old if old else model,
+                "verdict": "pass" if p[i] >= 0.9 else "fail",
+                "at": t0 + pd.Timedelta(hours=i),
+                "acceptable": bool(y[i]),
+                "answers": [(YES_NO.ask, "yes_no", float(p[i]), None, None, None)],
+            }  # fmt: skip
+        )
+    return rows
+
+
+@pytest.fixture(scope="module")
+def store_con():
+    rows = yes_no_rows(600, 1, model="m2", model_old="m1", n_old=150)
+    # An error verdict (no answers) and a check with its answer's value missing: both unsure.
+    rows.append({"run": "err1", "model": "m2", "verdict": "error", "at": "2026-12-01",
+                 "acceptable": False, "answers": []})  # fmt: skip
+    rows.append({"run": "nan1", "model": "m2", "verdict": "pass", "at": "2026-12-02", "acceptable": True,
+                 "answers": [(YES_NO.ask, "yes_no", None, None, None, None)]})  # fmt: skip
+    # An older wording of the question: left out, counted.
+    rows.append({"run": "old1", "model": "m2", "verdict": "pass", "at": "2026-12-03", "acceptable": True,
+                 "answers": [("Does the old question apply?", "yes_no", 0.95, None, None, None)]})  # fmt: skip
+    # An unlabeled check: ignored.
+    rows.append({"run": "unl1", "model": "m2", "verdict": "pass", "at": "2026-12-04", "acceptable": None,
+                 "answers": [(YES_NO.ask, "yes_no", 0.99, None, None, None)]})  # fmt: skip
+    con = build_store(rows=rows)
+    yield con
+    con.close()
+
+
+# --------------------------------------------------------------------------- the labeled matrix
+
+
+def test_step_data_uses_the_latest_model_and_counts_what_it_leaves_out(store_con):
+    f = Filters(step="check_vendor")
+    subs = submissions(store_con, f)
+    ans = answers(store_con, f, labeled_only=True)
+    qs = process_questions(store_con)[("vendor", "check_vendor")]
+    data = th.step_data(subs, ans, questions=qs)
+    assert data.model == "m2"
+    assert data.left_out == {"other_models": 150, "other_wording": 1}
+    assert data.n == 600 + 2  # the error verdict and the incomplete answer stay, as unsure
+    assert data.n_error == 1 and data.n_incomplete == 1
+    assert data.forced_unsure.sum() == 2
+    assert any("other evaluator models" in note for note in data.notes)
+    # The thresholds in force come from the process file.
+    assert data.questions[0].pass_p == 0.9 and data.known == [True]
+    older = th.step_data(subs, ans, questions=qs, model="m1")
+    assert older.n == 150 and older.left_out["other_models"] == 603
+
+
+def test_forced_unsure_submissions_are_never_decided(store_con):
+    f = Filters(step="check_vendor")
+    subs = submissions(store_con, f)
+    ans = answers(store_con, f, labeled_only=True)
+    data = th.step_data(subs, ans)
+    loose = [Question(YES_NO.ask, Kind.YES_NO, pass_p=0.0, fail_p=None)]
+    codes = th.verdict_codes(loose, data)
+    assert (codes[data.forced_unsure] == UNSURE).all()
+    assert (codes[~data.forced_unsure] == PASS).all()
+
+
+def test_store_search_end_to_end(store_con):
+    report = th.suggest_from_store(
+        store_con, Filters(step="check_vendor"), alpha=ALPHA, delta=DELTA, beta=BETA
+    )
+    (s,) = report.steps
+    assert s.model == "m2" and s.status == "ok" and s.method == "fixed_sequence"
+    assert s.n_labeled == 602 and s.n_certify == 602
+    assert s.current_rates is not None and s.current_rates.n == 602
+    doc = s.to_dict()
+    assert set(doc) == {"process", "step", "model", "n_labeled", "status", "check", "certified",
+                        "expected", "current", "needed_labels", "note"}  # fmt: skip
+    assert set(doc["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+    assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"}
+    assert set(doc["current"]) == {
+        "false_pass_rate",
+        "false_fail_rate",
+        "auto_pass",
+        "auto_fail",
+        "unsure",
+    }
+    assert doc["check"][0]["kind"] == "yes_no" and set(doc["check"][0]) == {
+        "ask",
+        "kind",
+        "pass",
+        "fail",
+    }
+    json.dumps(report.to_dict(), allow_nan=False)
+    assert math.isclose(sum(doc["expected"].values()), 1.0)
+
+
+# --------------------------------------------------------------------------- the rule, replayed
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_vectorised_search_rule_equals_profile_decide(seed):
+    """The search's fast rule (many thresholds at once) must be check-1's rule, question by question."""
+    rng = np.random.default_rng(seed)
+    data = three_questions(300, rng)
+    data.answer[1][:5] = None  # missing names stay unsure
+    data.confidence[2][:7] = np.nan
+    search = np.arange(data.n)
+    layout = th._layout(data, search, relearn_lists=bool(seed % 2))
+    for block in layout.blocks:
+        for k in rng.choice(len(block.options), size=min(25, len(block.options)), replace=False):
+            cfg = th._config(data, layout, [0 if b is not block else k for b in layout.blocks])
+            q = cfg[block.q]
+            want = decide(q, data.answer[block.q], data.confidence[block.q])
+            missing = (
+                np.array([v is None for v in data.answer[block.q]])
+                if q.kind is Kind.CHOICE
+                else np.zeros(data.n, bool)
+            )
+            got = block.codes[k]
+            assert (got[~missing] == want[~missing]).all(), (q, block.options[k])
+            assert (got[missing] == UNSURE).all()
+
+
+def test_verdict_codes_is_worst_of_decide():
+    rng = np.random.default_rng(0)
+    data = three_questions(200, rng)
+    qs = [YES_NO, CHOICE, RUBRIC]
+    want = worst(
+        np.column_stack(
+            [decide(q, a, c) for q, a, c in zip(qs, data.answer, data.confidence, strict=True)]
+        )
+    )
+    assert (th.verdict_codes(qs, data) == want).all()
+
+
+# --------------------------------------------------------------------------- one yes/no question
+
+
+def test_single_question_certified_and_consistent():
+    data = yes_no_data(YesNoModel(), 800, np.random.default_rng(4))
+    res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)
+    assert res.status == "ok" and res.method == "fixed_sequence"
+    assert res.certified == {
+        "false_pass_upper": ALPHA,
+        "false_fail_upper": BETA,
+        "confidence": 1 - DELTA,
+    }
+    (q,) = res.suggested
+    assert 0.0 <= (q.fail_p or 0.0) < q.pass_p <= 1.0
+    # The chosen candidates' counts are what the decision rule gives on the data.
+    chosen = res.candidates[res.candidates["chosen"]]
+    by_side = chosen.set_index("side")
+    codes = decide(q, data.answer[0])
+    assert by_side.loc["pass", "n_pass"] == (codes == PASS).sum()
+    assert by_side.loc["pass", "false_pass"] == ((codes == PASS) & ~data.acceptable).sum()
+    if q.fail_p is not None:
+        assert by_side.loc["fail", "n_fail"] == (codes == FAIL).sum()
+    else:  # the fail walk went past the pass threshold: below pass fails, a stricter fail set
+        assert by_side.loc["fail", "n_fail"] >= (codes == FAIL).sum()
+    # Every candidate up to the chosen one was tested and rejected at delta / 2 (Bonferroni).
+    for side in ("pass", "fail"):
+        rows = res.candidates[res.candidates["side"] == side]
+        upto = rows.loc[: rows.index[rows["chosen"]][0]]
+        assert (upto.loc[upto["tested"], "p_value"] <= DELTA / 2).all()
+    assert res.expected.n_pass == (codes == PASS).sum()
+    assert sum(res.expected.shares().values()) == pytest.approx(1.0)
+
+
+def test_beta_one_gives_the_pass_walk_all_of_delta():
+    data = yes_no_data(YesNoModel(), 500, np.random.default_rng(5))
+    res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=1.0)
+    assert res.status == "ok"
+    assert res.suggested[0].fail_p is None  # below pass fails: no unsure band
+    assert res.certified["false_fail_upper"] == 1.0
+    rows = res.candidates
+    assert set(rows["side"]) == {"pass"}
+    assert rows.loc[rows["chosen"], "p_value"].iloc[0] <= DELTA
+
+
+def test_never_failing_suggestion_when_fails_cannot_be_certified():
+    # Good answers spread low, bad answers pile up high: a fail threshold would fail mostly good work.
+    model = YesNoModel(pi=0.9, ok=(3.0, 1.0), bad=(1.0, 3.0))
+    data = yes_no_data(model, 600, np.random.default_rng(2))
+    res = th.find_thresholds(data, alpha=0.1, delta=DELTA, beta=0.02)
+    assert res.status == "ok"
+    assert res.suggested[0].fail_p == 0.0
+    assert res.certified["false_fail_upper"] == 0.0
+    assert not th.can_fail(res.suggested)
+    assert any("never fails" in note for note in res.notes)
+
+
+def test_too_little_data_is_insufficient_with_a_sample_size():
+    model = YesNoModel()
+    rng = np.random.default_rng(11)
+    for n in (25, 60):
+        res = th.find_thresholds(yes_no_data(model, n, rng), alpha=ALPHA, delta=DELTA, beta=BETA)
+        assert res.status == "insufficient_data"
+        assert res.needed_labels is not None and n < res.needed_labels < 20_000
+        assert res.to_dict()["needed_labels"] == {
+            "total": res.needed_labels,
+            "more": res.needed_labels - n,
+        }
+        assert res.suggested is None and res.check == res.current  # today's check, unchanged
+    # With the estimated number of labels, a certificate is the common outcome.
+    ok = 0
+    for _ in range(10):
+        small = yes_no_data(model, 60, rng)
+        need = th.find_thresholds(small, alpha=ALPHA, delta=DELTA, beta=BETA).needed_labels
+        big = yes_no_data(model, int(need), rng)
+        ok += th.find_thresholds(big, alpha=ALPHA, delta=DELTA, beta=BETA).status == "ok"
+    assert ok >= 6
+
+
+@pytest.mark.parametrize("n", [300, 2000])
+def test_chance_evaluator_is_unattainable(n):
+    rng = np.random.default_rng(n)
+    y = rng.random(n) < 0.7
+    data = step_data_of([YES_NO], [rng.random(n)], [np.full(n, np.nan)], y)
+    res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)
+    assert res.status == "unattainable" and res.needed_labels is None
+    # The best bound shown is far above alpha: near the 30% of unacceptable work.
+    assert res.certified["false_pass_upper"] > 0.15
+
+
+# --------------------------------------------------------------------------- several questions
+
+
+def test_three_questions_certified_with_enough_data_and_valid_check():
+    data = three_questions(3000, np.random.default_rng(21))
+    res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)
+    assert res.method == "learned_path" and res.n_search + res.n_certify == 3000
+    assert res.status == "ok"
+    assert parse_check([q.to_check_item() for q in res.suggested]) == res.suggested
+    kept = res.suggested[1]
+    assert kept.pass_names == CHOICE.pass_names and kept.unsure_names == CHOICE.unsure_names
+    assert res.suggested[2].levels == RUBRIC.levels and kept.one_of == CHOICE.one_of
+    # The certificate is on the certification half: its chosen row is rejected for both rates.
+    row = res.candidates[res.candidates["chosen"]].iloc[0]
+    assert row["p_false_pass"] <= DELTA and row["p_false_fail"] <= DELTA
+    assert row["p_value"] == max(row["p_false_pass"], row["p_false_fail"])
+    cov = res.expected.shares()
+    assert cov["auto_pass"] + cov["auto_fail"] > 0.15
+
+
+def test_relearned_lists_are_a_valid_choice_question():
+    data = three_questions(1500, np.random.default_rng(8))
+    res = th.find_thresholds(data, alpha=0.1, delta=DELTA, beta=0.3, relearn_lists=True)
+    q = (res.suggested or res.current)[1]
+    again = Question.from_check_item(q.to_check_item())
+    assert again == q
+    assert set(q.pass_names) | set(q.unsure_names) <= set(q.one_of)
+    assert not set(q.pass_names) & set(q.unsure_names)
+
+
+def test_chance_answers_on_three_questions_are_unattainable():
+    data = three_questions(2000, np.random.default_rng(3), chance=True)
+    res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)
+    assert res.status == "unattainable"
+
+
+def test_search_is_reproducible_and_seeded():
+    data = three_questions(1200, np.random.default_rng(30))
+    a = th.find_thresholds(data, seed=1)
+    b = th.find_thresholds(data, seed=1)
+    assert a.check == b.check and a.status == b.status
+    assert a.candidates.equals(b.candidates)
+
+
+# --------------------------------------------------------------------------- validation, trade-off
+
+
+def test_levels_are_validated_with_the_allowed_range():
+    data = yes_no_data(YesNoModel(), 50, np.random.default_rng(0))
+    for kw, name in (({"alpha": 0.0}, "alpha"), ({"delta": 1.0}, "delta"), ({"beta": 1.5}, "beta")):
+        with pytest.raises(ValueError, match=rf"{name} must be a number in"):
+            th.find_thresholds(data, **kw)
+
+
+def test_tradeoff_and_display():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    data = yes_no_data(YesNoModel(), 600, np.random.default_rng(12))
+    res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)
+    frame = res.tradeoff((0.02, 0.05, 0.1, 0.2))
+    assert list(frame["alpha"]) == [0.02, 0.05, 0.1, 0.2]
+    ok = frame[frame["status"] == "ok"]
+    assert (ok["certified_false_pass"] == ok["alpha"]).all()
+    # A looser promise never decides less on this data (the path and the walk are nested).
+    assert ok["coverage"].is_monotonic_increasing
+    row = frame[frame["alpha"] == ALPHA].iloc[0]
+    assert row["coverage"] == pytest.approx(
+        sum(res.expected.shares()[k] for k in ("auto_pass", "auto_fail"))
+    )
+    disp = res.tradeoff_display((0.02, 0.05, 0.1)).plot()
+    labels = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert any("suggested" in t for t in labels)
+    assert disp.figure_ is disp.ax_.figure
+
+
+# --------------------------------------------------------------------------- the guarantee, by simulation
+
+
+def _jung_vectorised(p, y, *, alpha, delta, beta, n_grid=5000, skip_untestable=True):
+    """Jung et al.'s fixed-sequence procedure from the paper's description, vectorised for speed.
+
+    Thresholds from strict to loose on a grid; the exact binomial tail p-value
+    at level delta (split evenly between the pass and the fail walk); stop at
+    the first failure. ``skip_untestable`` steps over thresholds that decide
+    too few submissions for any test to succeed.
+    """
+
+    def walk(score, err, descending, limit, d):
+        grid = np.linspace(1, 0, n_grid) if descending else np.linspace(0, 1, n_grid)
+        decided = score[None, :] >= grid[:, None] if descending else score[None, :] < grid[:, None]
+        n = decided.sum(1)
+        k = (decided & err[None, :]).sum(1)
+        pv = np.where(n > 0, stats.binom.cdf(k, n, limit), 1.0)
+        start = certify.min_count(limit, d) if skip_untestable else 1
+        tested = np.maximum.accumulate(n >= start)
+        chosen = certify.fixed_sequence(pv, delta=d, testable=tested)
+        return None if chosen is None else float(grid[chosen])
+
+    a = walk(p, ~y, True, alpha, delta / 2)
+    b = walk(p, y, False, beta, delta / 2)
+    if a is not None and b is not None:
+        b = min(a, b)
+    return a, b
+
+
+def test_importable_baseline_is_the_paper_procedure():
+    model = YesNoModel()
+    for seed in range(3):
+        p, y = model.sample(600, np.random.default_rng(seed))
+        got = jung_fixed_sequence_baseline(p, y, alpha=ALPHA, delta=DELTA, beta=BETA, n_grid=400)
+        want = _jung_vectorised(p, y, alpha=ALPHA, delta=DELTA, beta=BETA, n_grid=400)
+        assert want[0] is not None
+        assert (got.pass_threshold, got.fail_threshold) == pytest.approx(want)
+        assert got.n_bounds > 0
+    literal = jung_fixed_sequence_baseline(p, y, alpha=ALPHA, delta=DELTA, n_grid=400, skip_below=1)
+    assert literal.pass_threshold is None  # on continuous scores the literal walk stops at once
+
+
+def _violations(model: YesNoModel, n: int, reps: int, seed: int):
+    rng = np.random.default_rng(seed)
+    fp_bad = ff_bad = 0
+    coverage = []
+    for _ in range(reps):
+        res = th.find_thresholds(yes_no_data(model, n, rng), alpha=ALPHA, delta=DELTA, beta=BETA)
+        if res.status != "ok":
+            coverage.append(0.0)
+            continue
+        (q,) = res.suggested
+        fp_bad += model.false_pass(q.pass_p) > ALPHA
+        if q.fail_p is None or q.fail_p > 0:
+            ff_bad += model.false_fail(q.pass_p if q.fail_p is None else q.fail_p) > BETA
+        coverage.append(model.coverage(q.pass_p, q.fail_p))
+    return fp_bad, ff_bad, np.array(coverage)
+
+
+def _slack(reps: int, level: float) -> int:
+    """Largest violation count still consistent with rate <= level (one-sided binomial test at 0.001)."""
+    return int(stats.binom.ppf(0.999, reps, level))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "model,n",
+    [
+        (YesNoModel(), 400),
+        (YesNoModel(pi=0.8, ok=(5.0, 1.0), bad=(1.5, 2.0)), 250),
+        (YesNoModel(fooled=0.03), 600),
+    ],  # fmt: skip
+    ids=["monotone", "weaker", "fooled-at-the-top"],
+)
+def test_guarantee_single_question_by_simulation(model, n):
+    reps = 200
+    fp_bad, ff_bad, coverage = _violations(model, n, reps, seed=n)
+    # Each walk runs at delta / 2; together they are within delta, plus Monte-Carlo slack.
+    assert fp_bad <= _slack(reps, DELTA / 2), fp_bad
+    assert ff_bad <= _slack(reps, DELTA / 2), ff_bad
+    assert fp_bad + ff_bad <= _slack(reps, DELTA)
+    if not model.fooled:
+        assert coverage.mean() > 0.2  # and it decides something
+    else:  # answers that fool the evaluator sit at the strict end: the walk stops there, rightly
+        assert coverage.mean() < 0.2
+
+
+@pytest.mark.slow
+def test_guarantee_three_questions_by_simulation():
+    """200 datasets of the vendor step; true rates of each suggestion on a large fresh sample."""
+    fresh = three_questions(150_000, np.random.default_rng(999))
+    rng = np.random.default_rng(7)
+    reps, bad, decided = 200, 0, []
+    for _ in range(reps):
+        res = th.find_thresholds(three_questions(900, rng), alpha=0.1, delta=DELTA, beta=0.25)
+        if res.status != "ok":
+            decided.append(0.0)
+            continue
+        truth = th.replay(res.suggested, fresh)
+        fp, ff = truth.false_pass_rate or 0.0, truth.false_fail_rate or 0.0
+        # The fresh sample's own noise (n ~ 10^4 per rate) is far below the slack used here.
+        bad += fp > 0.1 or ff > 0.25
+        decided.append((truth.n_pass + truth.n_fail) / truth.n)
+    assert bad <= _slack(reps, DELTA), bad
+    assert np.mean(decided) > 0.1
+
+
+@pytest.mark.slow
+def test_coverage_at_least_jung_fixed_sequence_on_one_question():
+    """Same alpha, delta, beta; exact population coverage of both suggestions on many datasets."""
+    model = YesNoModel()
+    rng = np.random.default_rng(17)
+    mine, jung, literal = [], [], []
+    for _ in range(200):
+        p, y = model.sample(300, rng)
+        res = th.find_thresholds(step_data_of([YES_NO], [p], [np.full(p.size, np.nan)], y),
+                                 alpha=ALPHA, delta=DELTA, beta=BETA)  # fmt: skip
+        q = res.suggested[0] if res.suggested else None
+        mine.append(
+            model.coverage(q.pass_p, q.fail_p if q.fail_p is not None else q.pass_p) if q else 0.0
+        )
+        a, b = _jung_vectorised(p, y, alpha=ALPHA, delta=DELTA, beta=BETA)
+        jung.append(model.coverage(a, b))
+        a, b = _jung_vectorised(p, y, alpha=ALPHA, delta=DELTA, beta=BETA, skip_untestable=False)
+        literal.append(model.coverage(a, b))
+    mine, jung, literal = map(np.array, (mine, jung, literal))
+    # At least as large on average; per dataset it can only lose a rounding's worth (< 0.01).
+    assert mine.mean() >= jung.mean() - 1e-4, (mine.mean(), jung.mean())
+    assert (mine >= jung - 0.01).all()
+    assert mine.mean() > literal.mean()
