@@ -8,6 +8,8 @@ variable, or ``calibrate.duckdb`` in the working directory.
 from __future__ import annotations
 
 import os
+import re
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -18,6 +20,8 @@ from calibrate.errors import StoreBusyError, StoreError
 SCHEMA_VERSION = 1
 DEFAULT_DB = "calibrate.duckdb"
 ENV_VAR = "CALIBRATE_DB"
+#: How long :func:`connect` waits for another process to release the store.
+DEFAULT_WAIT_SECONDS = 5.0
 
 
 def default_path() -> Path:
@@ -29,7 +33,12 @@ def _sql(name: str) -> str:
     return resources.files("calibrate.sql").joinpath(name).read_text(encoding="utf-8")
 
 
-def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    read_only: bool = False,
+    wait: float = DEFAULT_WAIT_SECONDS,
+) -> duckdb.DuckDBPyConnection:
     """Open the store, creating it (and its schema) when writing to a new file.
 
     Parameters
@@ -40,6 +49,9 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
     read_only : bool, default=False
         Open without taking the write lock, so several readers can share the
         file while nothing writes. A missing file is an error in this mode.
+    wait : float, default=5.0
+        Seconds to keep retrying while another process holds the file (one
+        writer, or readers when opening for writing); 0 fails at once.
 
     Returns
     -------
@@ -48,7 +60,8 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
     Raises
     ------
     StoreBusyError
-        Another process holds the file for writing.
+        Another process still holds the file after ``wait`` seconds (or this
+        process holds it open in the other mode).
     StoreError
         The file is missing (read-only), is not a DuckDB file, or has a schema
         this version of calibrate cannot read.
@@ -62,17 +75,7 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
             raise StoreError(f"{target} is a directory, not a DuckDB file")
         if not read_only and not p.parent.exists():
             raise StoreError(f"cannot create {target}: folder {p.parent} does not exist")
-    try:
-        con = duckdb.connect(target, read_only=read_only)
-    except duckdb.IOException as exc:
-        message = str(exc)
-        if "lock" in message.lower():
-            raise StoreBusyError(
-                f"store {target} is in use by another process; wait for it to finish and retry"
-            ) from exc
-        raise StoreError(f"cannot open store {target}: {message.splitlines()[0]}") from exc
-    except duckdb.Error as exc:
-        raise StoreError(f"cannot open store {target}: {str(exc).splitlines()[0]}") from exc
+    con = _open(target, read_only=read_only, wait=wait)
     try:
         # Times are stored and compared in UTC whatever the machine's zone.
         con.execute("SET TimeZone = 'UTC'")
@@ -81,6 +84,41 @@ def connect(path: str | os.PathLike[str] | None = None, *, read_only: bool = Fal
         con.close()
         raise
     return con
+
+
+def _open(target: str, *, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect`` with a bounded wait for the file lock.
+
+    DuckDB lets one process write or several read a file; the lock is an OS
+    file lock, so it is released even when the holder is killed.
+    """
+    deadline = time.monotonic() + max(0.0, wait)
+    pause = 0.05
+    while True:
+        try:
+            return duckdb.connect(target, read_only=read_only)
+        except duckdb.IOException as exc:
+            message = str(exc)
+            if "lock" not in message.lower():
+                raise StoreError(f"cannot open store {target}: {message.splitlines()[0]}") from exc
+            if time.monotonic() >= deadline:
+                holder = re.search(r"\(PID (\d+)\)", message)
+                who = f" (PID {holder.group(1)})" if holder else ""
+                waited = f" after waiting {wait:g} s" if wait > 0 else ""
+                raise StoreBusyError(
+                    f"store {target} is in use by another process{who}{waited}; wait for it to finish and retry"
+                ) from None
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 0.5)
+        except duckdb.ConnectionException as exc:
+            if "different configuration" in str(exc):
+                mode = "read-only" if not read_only else "for writing"
+                raise StoreBusyError(
+                    f"store {target} is already open {mode} in this process; close that connection first"
+                ) from None
+            raise StoreError(f"cannot open store {target}: {str(exc).splitlines()[0]}") from exc
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open store {target}: {str(exc).splitlines()[0]}") from exc
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, *, read_only: bool, target: str) -> None:
@@ -94,12 +132,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, *, read_only: bool, target: str) ->
         if read_only:
             raise StoreError(f"{target} is empty: run `calibrate ingest` first")
         con.execute(_sql("schema.sql"))
-        con.execute(
-            "INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
-        )
-    version = int(
-        con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-    )
+        con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+    version = int(con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{target} has schema version {version}, newer than this calibrate "
@@ -122,7 +156,9 @@ def _migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:
     while version < SCHEMA_VERSION:
         step = migrations.get(version)
         if step is None:
-            raise StoreError(f"no migration from schema version {version}; re-ingest into a new store")
+            raise StoreError(
+                f"no migration from schema version {version}; re-ingest into a new store"
+            )
         con.execute("BEGIN")
         con.execute(step)
         version += 1

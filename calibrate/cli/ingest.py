@@ -12,7 +12,7 @@ from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import DbOption
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.ingest import DEFAULT_MAX_LINE_BYTES, ingest
-from calibrate.store import connect
+from calibrate.store import DEFAULT_WAIT_SECONDS, connect
 
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
@@ -28,13 +28,16 @@ def ingest_command(
     max_line_bytes: Annotated[
         int, typer.Option("--max-line-bytes", min=1024, help="Quarantine lines longer than this without reading them whole.")
     ] = DEFAULT_MAX_LINE_BYTES,
+    wait: Annotated[
+        float, typer.Option("--wait", min=0, help="Seconds to wait while another process uses the store.")
+    ] = DEFAULT_WAIT_SECONDS,
 ) -> None:
     """Load run documents, verdict lines, decision tables, process files and limits into the store.
 
     Every record is loaded or quarantined with a reason; per file the command
     prints read = loaded + quarantined. Re-ingesting a file changes nothing.
     """
-    con = connect(db)
+    con = connect(db, wait=wait)
     try:
         with Progress(
             "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn(),

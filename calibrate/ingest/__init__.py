@@ -12,18 +12,23 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
 import duckdb
 
-from calibrate.errors import CalibrateError, ProcessFileError
+from calibrate.errors import CalibrateError, ProcessFileError, StoreError, UsageError
 from calibrate.ingest import lines as _lines
 from calibrate.ingest import process_files
 from calibrate.ingest.sources import Source, discover, json_file_kind
+from calibrate.ingest.tables import Unreadable, stage_csv, stage_parquet
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+#: The ``files.kind`` values a source kind can end up as (a .json file is records or limits).
+STORED_KINDS = {"json": ["json", "limits"]}
+#: Bad lines whose reason is refined with Python's JSON message; the rest keep the short reason.
+REFINE_LIMIT = 1000
 
 __all__ = ["FileResult", "IngestReport", "discover", "ingest", "ingest_file"]
 
@@ -60,7 +65,9 @@ class IngestReport:
 
 
 def _statements() -> list[tuple[str, str]]:
-    text = resources.files("calibrate.sql").joinpath("ingest_records.sql").read_text(encoding="utf-8")
+    text = (
+        resources.files("calibrate.sql").joinpath("ingest_records.sql").read_text(encoding="utf-8")
+    )
     out = []
     for block in text.split("-- name: ")[1:]:
         name, _, body = block.partition("\n")
@@ -104,15 +111,27 @@ def ingest(
     IngestReport
         Per file: read, loaded, new and quarantined record counts.
 
+    Raises
+    ------
+    UsageError
+        A path does not exist or a file cannot be read.
+    StoreError
+        The store could not take a file (out of memory or disk, opened
+        read-only); that file's transaction is rolled back, earlier files stay.
+
     Notes
     -----
     Each file loads in one transaction: all of its good records or nothing.
+    A file that cannot be parsed at all (not UTF-8 in a ``.json``, not Parquet,
+    a CSV header naming a column twice) is one quarantined record.
     A file whose content was already ingested (same SHA-256) is skipped; a file
     that grew adds only its new records, because every row has a natural key.
     """
     report = IngestReport()
     for source in discover(paths):
-        report.files.append(ingest_file(con, source, max_line_bytes=max_line_bytes, progress=progress))
+        report.files.append(
+            ingest_file(con, source, max_line_bytes=max_line_bytes, progress=progress)
+        )
     return report
 
 
@@ -123,18 +142,30 @@ def ingest_file(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     progress: Callable[[Path, int], Callable[[int], None] | None] | None = None,
 ) -> FileResult:
-    """Load one file in one transaction; see :func:`ingest`."""
+    """Load one file in one transaction; see :func:`ingest` (same errors)."""
     path = source.path
     if source.kind == "skipped":
-        return FileResult(str(path), "unknown", "skipped", note=f"not an export kind ({path.suffix or 'no extension'})")
-    digest = _sha256(path)
+        return FileResult(
+            str(path),
+            "unknown",
+            "skipped",
+            note=f"not an export kind ({path.suffix or 'no extension'})",
+        )
+    try:
+        digest = _sha256(path)
+        size = path.stat().st_size
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    # The same bytes read as another kind (a .jsonl renamed .json) are other records.
     seen = con.execute(
-        "SELECT n_read, n_loaded, n_quarantined, kind FROM files WHERE sha256 = ? ORDER BY file_id DESC LIMIT 1",
-        [digest],
+        """SELECT n_read, n_loaded, n_quarantined, kind FROM files
+           WHERE sha256 = ? AND list_contains(?, kind) ORDER BY file_id DESC LIMIT 1""",
+        [digest, STORED_KINDS.get(source.kind, [source.kind])],
     ).fetchone()
     if seen is not None:
-        return FileResult(str(path), seen[3], "unchanged", seen[0], seen[1], 0, seen[2], "already ingested")
-    size = path.stat().st_size
+        return FileResult(
+            str(path), seen[3], "unchanged", seen[0], seen[1], 0, seen[2], "already ingested"
+        )
     tick = progress(path, size) if progress is not None else None
     con.execute("BEGIN TRANSACTION")
     try:
@@ -147,26 +178,60 @@ def ingest_file(
             if json_file_kind(text) == "limits":
                 result = _ingest_limits(con, path, file_id, text)
             else:
-                result = _ingest_records(con, path, file_id, "records", _stage_json_document, text, max_line_bytes, tick)
+                stager = lambda c, p: _stage_json_document(c, p, text, max_line_bytes)  # noqa: E731
+                result = _ingest_records(con, path, file_id, "json", stager, max_line_bytes, tick)
         elif kind == "records":
-            result = _ingest_records(con, path, file_id, kind, None, None, max_line_bytes, tick)
+            result = _ingest_records(con, path, file_id, kind, None, max_line_bytes, tick)
         elif kind == "csv":
-            result = _ingest_records(con, path, file_id, kind, _stage_csv, None, max_line_bytes, tick)
+            stager = lambda c, p: stage_csv(c, p, max_line_bytes=max_line_bytes)  # noqa: E731
+            result = _ingest_records(con, path, file_id, kind, stager, max_line_bytes, tick)
         else:
-            result = _ingest_records(con, path, file_id, kind, _stage_parquet, None, max_line_bytes, tick)
+            result = _ingest_records(con, path, file_id, kind, stage_parquet, max_line_bytes, tick)
         con.execute(
             "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [file_id, str(path), digest, result.kind, size, datetime.now(timezone.utc),
+            [file_id, str(path), digest, result.kind, size, datetime.now(UTC),
              result.read, result.loaded, result.new, result.quarantined],
         )  # fmt: skip
         con.execute("COMMIT")
     except UnicodeDecodeError as exc:
-        con.execute("ROLLBACK")
-        return _whole_file_quarantine(con, path, digest, size, source.kind, f"file is not valid UTF-8: {exc.reason} at byte {exc.start}")
+        _rollback(con)
+        return _whole_file_quarantine(
+            con,
+            path,
+            digest,
+            size,
+            source.kind,
+            f"file is not valid UTF-8: {exc.reason} at byte {exc.start}",
+        )
+    except Unreadable as exc:
+        _rollback(con)
+        return _whole_file_quarantine(con, path, digest, size, source.kind, exc.reason)
+    except OSError as exc:
+        _rollback(con)
+        raise UsageError(
+            f"cannot read {path}: {exc.strerror or exc}; nothing from it was stored"
+        ) from None
+    except duckdb.Error as exc:
+        # Out of memory or disk, or a store that cannot be written: the file's transaction is undone.
+        _rollback(con)
+        raise StoreError(
+            f"could not store {path}: {_first_line(exc)}; nothing from it was stored"
+        ) from exc
     except BaseException:
-        con.execute("ROLLBACK")
+        _rollback(con)
         raise
     return result
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass  # no transaction left to undo (DuckDB already aborted it, or the database was invalidated)
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _whole_file_quarantine(
@@ -175,25 +240,29 @@ def _whole_file_quarantine(
     """Record a file that could not be read at all as one quarantined record."""
     con.execute("BEGIN TRANSACTION")
     file_id = con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
-    raw = path.read_bytes()[:2000].decode("utf-8", "replace")
-    con.execute("INSERT INTO quarantine VALUES (?, ?, NULL, '$', ?, ?)", [file_id, str(path), raw, reason])
+    with open(path, "rb") as fh:
+        raw = fh.read(2000).decode("utf-8", "replace")
+    con.execute(
+        "INSERT INTO quarantine VALUES (?, ?, NULL, '$', ?, ?)", [file_id, str(path), raw, reason]
+    )
     con.execute(
         "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, 1, 0, 0, 1)",
-        [file_id, str(path), digest, kind, size, datetime.now(timezone.utc)],
+        [file_id, str(path), digest, kind, size, datetime.now(UTC)],
     )
     con.execute("COMMIT")
     return FileResult(str(path), kind, "loaded", 1, 0, 0, 1, reason)
 
 
-def _ingest_records(con, path, file_id, kind, stager, text, max_line_bytes, tick) -> FileResult:
+def _ingest_records(con, path, file_id, kind, stager, max_line_bytes, tick) -> FileResult:
     _lines.create_stage(con)
     if stager is None:
         _lines.stage_lines(con, path, max_line_bytes=max_line_bytes, on_progress=tick)
-    elif text is not None:
-        stager(con, path, text)
     else:
         stager(con, path)
-    con.execute("CREATE OR REPLACE TEMP TABLE s_ctx AS SELECT ?::INTEGER AS file_id, ?::VARCHAR AS path", [file_id, str(path)])
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE s_ctx AS SELECT ?::INTEGER AS file_id, ?::VARCHAR AS path",
+        [file_id, str(path)],
+    )
     counts = None
     for name, sql in RECORD_PIPELINE:
         if name == "counts":
@@ -202,68 +271,88 @@ def _ingest_records(con, path, file_id, kind, stager, text, max_line_bytes, tick
             try:
                 con.execute(sql)
             except duckdb.Error as exc:
-                raise RuntimeError(f"ingest step {name!r} failed on {path}: {exc}") from exc
+                raise StoreError(
+                    f"could not store {path}: ingest step {name!r} failed: {_first_line(exc)}; "
+                    "nothing from it was stored"
+                ) from exc
     n_read, n_bad, n_new = counts
     _refine_json_errors(con, path)
     return FileResult(str(path), kind, "loaded", n_read, n_read - n_bad, n_new, n_bad)
 
 
 def _refine_json_errors(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """Replace "not valid JSON" with Python's precise message, for the few bad lines only."""
+    """Replace "not valid JSON" with Python's precise message, for the first few bad lines only.
+
+    Only lines DuckDB found invalid reach here, and at most :data:`REFINE_LIMIT`
+    of them, so a file of garbage costs one bounded pass, not one per line.
+    """
     rows = con.execute(
-        "SELECT rowid, raw, line_no FROM quarantine WHERE path = ? AND reason = 'line is not valid JSON'",
-        [str(path)],
+        """SELECT rowid, raw, line_no FROM quarantine WHERE path = ? AND reason = 'line is not valid JSON'
+           ORDER BY line_no LIMIT ?""",
+        [str(path), REFINE_LIMIT],
     ).fetchall()
+    if not rows:
+        return
     last = con.execute("SELECT max(line_no) FROM stage_lines").fetchone()[0]
+    updates = []
     for rowid, raw, line_no in rows:
         try:
             json.loads(raw)
-            reason = "line is not valid JSON"
+            continue  # Python accepts what DuckDB refused (e.g. a lone surrogate escape)
         except ValueError as exc:
             reason = f"line is not valid JSON: {exc}"
-            if line_no is not None and line_no == last:
-                reason += " (the last line may have been cut off)"
-        con.execute("UPDATE quarantine SET reason = ? WHERE rowid = ?", [reason, rowid])
+        except RecursionError:
+            reason = "line is not valid JSON: nested too deeply"
+        if line_no is not None and line_no == last:
+            reason += " (the last line may have been cut off)"
+        updates.append((reason, rowid))
+    if updates:
+        con.executemany("UPDATE quarantine SET reason = ? WHERE rowid = ?", updates)
 
 
-def _stage_json_document(con: duckdb.DuckDBPyConnection, path: Path, text: str) -> None:
+def _parse_json_document(text: str) -> tuple[bool, object]:
+    """``(True, document)`` or ``(False, error message)``; deep nesting is an error, not a crash."""
     try:
-        doc = json.loads(text)
-    except ValueError:
-        # Not one JSON document: perhaps JSON lines saved as .json.
-        _lines.stage_lines(con, path, max_line_bytes=DEFAULT_MAX_LINE_BYTES)
-        return
-    if isinstance(doc, list):
-        records = [(f"$[{i}]", json.dumps(item)) for i, item in enumerate(doc)]
-    else:
-        records = [("$", json.dumps(doc))]
+        return True, json.loads(text)
+    except ValueError as exc:
+        return False, str(exc)
+    except RecursionError:
+        return False, "nested too deeply"
+
+
+def _looks_like_json_lines(text: str) -> bool:
+    """Whether a ``.json`` file that is not one document holds JSON objects, one per line."""
+    checked = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        ok, value = _parse_json_document(line)
+        if ok and isinstance(value, dict):
+            return True
+        checked += 1
+        if checked >= 100:
+            break
+    return False
+
+
+def _stage_json_document(
+    con: duckdb.DuckDBPyConnection, path: Path, text: str, max_line_bytes: int
+) -> None:
+    ok, doc = _parse_json_document(text)
+    if not ok:
+        if _looks_like_json_lines(text):
+            # Not one JSON document but JSON lines saved as .json: each line is a record.
+            _lines.stage_lines(con, path, max_line_bytes=max_line_bytes)
+            return
+        raise Unreadable(f"file is not valid JSON: {doc}")
+    try:
+        if isinstance(doc, list):
+            records = [(f"$[{i}]", json.dumps(item)) for i, item in enumerate(doc)]
+        else:
+            records = [("$", json.dumps(doc))]
+    except RecursionError:
+        raise Unreadable("file is not valid JSON: nested too deeply") from None
     _lines.stage_documents(con, records)
-
-
-def _stage_table(con: duckdb.DuckDBPyConnection, relation_sql: str, params: list) -> None:
-    con.execute(
-        f"""INSERT INTO stage_lines
-            SELECT row_number() OVER () AS rec, NULL, 'row ' || row_number() OVER (), to_json(t)::VARCHAR
-            FROM ({relation_sql}) t""",  # noqa: S608 - relation_sql is a fixed template; the path is bound
-        params,
-    )
-
-
-def _stage_csv(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    _stage_table(
-        con,
-        "SELECT * FROM read_csv(?, all_varchar = true, header = true, auto_detect = true)",
-        [str(path)],
-    )
-
-
-def _stage_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    columns = con.execute("SELECT name, type FROM parquet_schema(?) WHERE name IN ('check')", [str(path)]).fetchall()
-    if columns and columns[0][1] in ("BYTE_ARRAY",):
-        relation = 'SELECT * REPLACE (json("check") AS "check") FROM read_parquet(?)'
-    else:
-        relation = "SELECT * FROM read_parquet(?)"
-    _stage_table(con, relation, [str(path)])
 
 
 def _ingest_process(con: duckdb.DuckDBPyConnection, path: Path, file_id: int) -> FileResult:
@@ -277,10 +366,20 @@ def _ingest_process(con: duckdb.DuckDBPyConnection, path: Path, file_id: int) ->
     for json_path, raw, reason in parsed.bad:
         _quarantine(con, file_id, path, json_path, raw, reason)
     n_bad = len(parsed.bad)
-    return FileResult(str(path), "process", "loaded", parsed.n_read, parsed.n_read - n_bad, written and parsed.n_read - n_bad, n_bad)
+    return FileResult(
+        str(path),
+        "process",
+        "loaded",
+        parsed.n_read,
+        parsed.n_read - n_bad,
+        written and parsed.n_read - n_bad,
+        n_bad,
+    )
 
 
-def _ingest_limits(con: duckdb.DuckDBPyConnection, path: Path, file_id: int, text: str) -> FileResult:
+def _ingest_limits(
+    con: duckdb.DuckDBPyConnection, path: Path, file_id: int, text: str
+) -> FileResult:
     try:
         limits = process_files.parse_limits(text)
     except CalibrateError as exc:
@@ -291,4 +390,7 @@ def _ingest_limits(con: duckdb.DuckDBPyConnection, path: Path, file_id: int, tex
 
 
 def _quarantine(con, file_id: int, path: Path, json_path: str, raw: str, reason: str) -> None:
-    con.execute("INSERT INTO quarantine VALUES (?, ?, NULL, ?, ?, ?)", [file_id, str(path), json_path, raw, reason])
+    con.execute(
+        "INSERT INTO quarantine VALUES (?, ?, NULL, ?, ?, ?)",
+        [file_id, str(path), json_path, raw, reason],
+    )

@@ -73,7 +73,9 @@ def _chunks(path: Path, max_line_bytes: int) -> Iterator[tuple[bytes, list[tuple
             yield from _cut(buf[: end + 1], max_line_bytes, final=False)
 
 
-def _cut(buf: bytes, max_line_bytes: int, *, final: bool) -> Iterator[tuple[bytes, list[tuple[int, bytes]]]]:
+def _cut(
+    buf: bytes, max_line_bytes: int, *, final: bool
+) -> Iterator[tuple[bytes, list[tuple[int, bytes]]]]:
     if buf.endswith(b"\n"):
         buf = buf[:-1]
     if len(buf) <= max_line_bytes:
@@ -148,6 +150,8 @@ def _pre_bad(con: duckdb.DuckDBPyConnection, line_no: int, raw: str, reason: str
 
 def stage_documents(con: duckdb.DuckDBPyConnection, records: list[tuple[str | None, str]]) -> None:
     """Load already-serialised records ``(json_path, text)`` (a ``.json`` file's content)."""
+    if not records:  # an empty JSON array holds no records
+        return
     con.executemany(
         "INSERT INTO stage_lines VALUES (?, NULL, ?, ?)",
         [(i + 1, jp, text) for i, (jp, text) in enumerate(records)],

@@ -19,6 +19,11 @@ from calibrate.profile import Kind, Limits, parse_check
 
 #: More aliases than this in one process file is treated as an alias bomb.
 MAX_YAML_ALIASES = 100
+#: A process file whose values, with every alias expanded, number more than this is refused:
+#: a few dozen aliases nested nine-fold already expand to billions (billion laughs).
+MAX_YAML_NODES = 100_000
+#: Collections nested deeper than this are refused (a process file needs about five levels).
+MAX_YAML_DEPTH = 64
 
 
 @dataclass
@@ -33,19 +38,95 @@ class Parsed:
 
 
 def load_yaml(text: str) -> Any:
-    """Parse YAML safely: no object construction, and a cap on aliases (billion laughs)."""
+    """Parse YAML safely: no object construction, a cap on aliases and on their expansion.
+
+    Raises
+    ------
+    ProcessFileError
+        Not valid YAML, nested too deeply, an alias bomb, or a recursive alias.
+    """
     try:
-        n_alias = sum(isinstance(ev, yaml.AliasEvent) for ev in yaml.parse(text, Loader=yaml.SafeLoader))
+        n_alias = _count_aliases(text)
     except yaml.YAMLError as exc:
         raise ProcessFileError(f"not valid YAML: {_yaml_message(exc)}") from None
+    except RecursionError:
+        raise ProcessFileError("YAML is nested too deeply") from None
     if n_alias > MAX_YAML_ALIASES:
         raise ProcessFileError(
             f"YAML uses {n_alias} aliases (limit {MAX_YAML_ALIASES}); refusing a possible alias bomb"
         )
     try:
-        return yaml.safe_load(text)
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ProcessFileError(f"not valid YAML: {_yaml_message(exc)}") from None
+    except RecursionError:
+        raise ProcessFileError("YAML is nested too deeply") from None
+    size = _expanded_size(doc, MAX_YAML_NODES)
+    if size > MAX_YAML_NODES:
+        raise ProcessFileError(
+            f"YAML expands to more than {MAX_YAML_NODES} values through its aliases; refusing a possible alias bomb"
+        )
+    return doc
+
+
+def _count_aliases(text: str) -> int:
+    """Aliases in ``text``, from the event stream; stops early on deep nesting.
+
+    PyYAML's scanner slows down quadratically with flow nesting depth, so a
+    few kilobytes of ``[[[[...`` would take minutes to reject; stopping at
+    :data:`MAX_YAML_DEPTH` keeps the cost small.
+    """
+    depth = 0
+    n_alias = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise ProcessFileError(
+                    f"YAML is nested too deeply (more than {MAX_YAML_DEPTH} levels)"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        elif isinstance(event, yaml.AliasEvent):
+            n_alias += 1
+    return n_alias
+
+
+def _expanded_size(doc: Any, limit: int) -> int:
+    """Values in ``doc`` with every alias expanded, counted without expanding (stops past ``limit``).
+
+    An alias is the same Python object as its anchor, so sizes are memoised by
+    identity: a billion laughs costs one visit per anchor. A container that
+    contains itself (``&a [*a]``) would expand forever and is refused.
+    """
+    done: dict[int, int] = {}
+    active: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        key = id(node)
+        children = list(node.values()) if isinstance(node, dict) else node
+        if leaving:
+            total = 1 + sum(
+                done.get(id(c), 1) if isinstance(c, dict | list) else 1 for c in children
+            )
+            done[key] = total
+            active.discard(key)
+            if total > limit:
+                return total
+            continue
+        if key in done:
+            continue
+        if key in active:
+            raise ProcessFileError("YAML refers to itself through an alias (a recursive structure)")
+        active.add(key)
+        stack.append((node, True))
+        stack.extend(
+            (c, False) for c in children if isinstance(c, dict | list) and id(c) not in done
+        )
+    return done.get(id(doc), 1)
 
 
 def _yaml_message(exc: yaml.YAMLError) -> str:
@@ -93,7 +174,9 @@ def parse_process(text: str) -> Parsed:
     return out
 
 
-def _row(process: str, version: str | None, step: str, position: int, item: Any, advisory: bool) -> tuple:
+def _row(
+    process: str, version: str | None, step: str, position: int, item: Any, advisory: bool
+) -> tuple:
     if isinstance(item, str):
         item = {"ask": item}
     q = parse_check([item])[0]
@@ -133,7 +216,11 @@ def store_process(con: duckdb.DuckDBPyConnection, parsed: Parsed, file_id: int) 
             "SELECT max(process_version) FROM questions WHERE process = ? AND step = ?",
             [parsed.process, step],
         ).fetchone()[0]
-        if current is not None and parsed.version is not None and _version_key(parsed.version) < _version_key(current):
+        if (
+            current is not None
+            and parsed.version is not None
+            and _version_key(parsed.version) < _version_key(current)
+        ):
             continue
         con.execute("DELETE FROM questions WHERE process = ? AND step = ?", [parsed.process, step])
         rows = [r for r in parsed.rows if r[2] == step]

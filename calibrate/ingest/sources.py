@@ -55,10 +55,11 @@ def json_file_kind(text: str) -> str:
     """Tell a ``.json`` file's kind from its content: ``limits`` or ``records``."""
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return "records"
     if isinstance(doc, dict) and (
-        isinstance(doc.get("limits"), dict) or {"checkPass", "checkFail", "checkConfidence"} & doc.keys()
+        isinstance(doc.get("limits"), dict)
+        or {"checkPass", "checkFail", "checkConfidence"} & doc.keys()
     ):
         return "limits"
     return "records"

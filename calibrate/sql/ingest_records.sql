@@ -5,6 +5,23 @@
 -- Inputs: temp tables stage_lines(rec, line_no, json_path, line) and
 -- pre_bad(rec, line_no, json_path, raw, reason), created by the loader.
 
+-- name: macros
+-- An attempt is an integer in [1, 2^31 - 1]; anything else is NULL, which
+-- quarantines the record (a huge number must not overflow the INTEGER column).
+CREATE OR REPLACE TEMP MACRO json_attempt(j) AS (
+    CASE WHEN json_type(j) IN ('UBIGINT', 'BIGINT')
+              AND try_cast((j->>'$') AS BIGINT) BETWEEN 1 AND 2147483647
+         THEN try_cast((j->>'$') AS BIGINT) END);
+-- A time must look like ISO 8601 (YYYY-MM-DD...) and be finite: DuckDB would
+-- otherwise also accept 'epoch', 'infinity' and years beyond 9999.
+CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
+    CASE WHEN regexp_matches(t, '^\s*[0-9]{4}-[0-9]{2}-[0-9]{2}')
+              AND isfinite(try_cast(t AS TIMESTAMPTZ))
+         THEN try_cast(t AS TIMESTAMPTZ) END);
+-- A JSON number as DOUBLE (NULL when it is not a number or does not fit).
+CREATE OR REPLACE TEMP MACRO json_number(j) AS (
+    CASE WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
+
 -- name: parse
 CREATE OR REPLACE TEMP TABLE s_rec AS
 SELECT
@@ -12,7 +29,7 @@ SELECT
     json_valid(line) AS valid,
     CASE WHEN json_valid(line) THEN json_type(line::JSON) END AS top_type
 FROM (SELECT rec, line_no, json_path, rtrim(line, chr(13)) AS line FROM stage_lines)
-WHERE trim(line) <> '';
+WHERE trim(line, ' ' || chr(9) || chr(13)) <> '';
 
 -- name: fields
 CREATE OR REPLACE TEMP TABLE s_doc AS
@@ -89,12 +106,13 @@ WHERE st.n_history > 0;
 -- name: attempts
 CREATE OR REPLACE TEMP TABLE s_attempt AS
 SELECT st.rec, st.step,
-       coalesce(
-           CASE WHEN json_type(st.sd.attempt) IN ('UBIGINT', 'BIGINT') THEN ((st.sd.attempt->>'$'))::BIGINT END,
-           (SELECT max(CASE WHEN json_type(h.hd.attempt) IN ('UBIGINT', 'BIGINT')
-                            THEN ((h.hd.attempt->>'$'))::BIGINT ELSE h.idx + 1 END) + 1
-            FROM s_hist h WHERE h.rec = st.rec AND h.step = st.step),
-           1) AS current_attempt
+       CASE WHEN st.sd.attempt IS NOT NULL AND json_type(st.sd.attempt) <> 'NULL'
+            THEN json_attempt(st.sd.attempt)
+            ELSE coalesce(
+                (SELECT max(CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
+                                 ELSE json_attempt(h.hd.attempt) END) + 1
+                 FROM s_hist h WHERE h.rec = st.rec AND h.step = st.step),
+                1) END AS current_attempt
 FROM s_step st;
 
 -- name: checks_raw
@@ -115,15 +133,18 @@ WHERE json_type(st.sd.escalation) = 'OBJECT' AND json_type((st.sd.escalation->'c
 UNION ALL
 SELECT h.rec, h.line_no, h.json_path, '$.steps.' || h.step || '.history[' || h.idx || '].check',
        h.run_id, h.process_name, h.version_text, h.step,
-       CASE WHEN json_type(h.hd.attempt) IN ('UBIGINT', 'BIGINT') THEN ((h.hd.attempt->>'$'))::BIGINT
-            WHEN h.hd.attempt IS NULL THEN h.idx + 1 END,
+       CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
+            ELSE json_attempt(h.hd.attempt) END,
        'history', 3, h.hd."check"
 FROM s_hist h
 WHERE h.hd."check" IS NOT NULL AND json_type(h.hd."check") <> 'NULL'
 UNION ALL
 SELECT k.rec, k.line_no, k.json_path, '$.handoff.check',
-       k.run_id, k.process_name, k.version_text, (k.handoff->>'step'),
-       coalesce((SELECT a.current_attempt FROM s_attempt a WHERE a.rec = k.rec AND a.step = (k.handoff->>'step')), 1),
+       k.run_id, k.process_name, k.version_text,
+       CASE WHEN json_type((k.handoff->'step')) = 'VARCHAR' THEN (k.handoff->>'step') END,
+       coalesce((SELECT a.current_attempt FROM s_attempt a
+                 WHERE a.rec = k.rec AND a.step = (k.handoff->>'step')
+                   AND json_type((k.handoff->'step')) = 'VARCHAR'), 1),
        'handoff.check', 4, (k.handoff->'check')
 FROM s_kind k
 WHERE k.kind = 'run' AND json_type(k.handoff) = 'OBJECT'
@@ -131,8 +152,7 @@ WHERE k.kind = 'run' AND json_type(k.handoff) = 'OBJECT'
 UNION ALL
 SELECT k.rec, k.line_no, k.json_path, '$.check',
        k.run_id, k.process_name, k.version_text, (k.step->>'$'),
-       CASE WHEN k.attempt IS NULL THEN 1
-            WHEN json_type(k.attempt) IN ('UBIGINT', 'BIGINT') THEN ((k.attempt->>'$'))::BIGINT END,
+       CASE WHEN k.attempt IS NULL THEN 1 ELSE json_attempt(k.attempt) END,
        'verdict line', 0, k."check"
 FROM s_kind k
 WHERE k.kind = 'verdict';
@@ -150,7 +170,7 @@ SELECT c.*,
        CASE WHEN json_type(v.advisory) = 'BOOLEAN' THEN ((v.advisory->>'$'))::BOOLEAN END AS advisory,
        CASE WHEN json_type(v.model) = 'VARCHAR' THEN (v.model->>'$') END AS model,
        CASE WHEN json_type(v."at") = 'VARCHAR' THEN (v."at"->>'$') END AS at_text,
-       CASE WHEN json_type(v."at") = 'VARCHAR' THEN try_cast((v."at"->>'$') AS TIMESTAMPTZ) END AS at_ts,
+       CASE WHEN json_type(v."at") = 'VARCHAR' THEN iso_time((v."at"->>'$')) END AS at_ts,
        coalesce(json_type(v.questions), 'MISSING') AS questions_type,
        CASE WHEN json_type(v.questions) = 'ARRAY' THEN json_array_length(v.questions) ELSE 0 END AS n_questions,
        v.truncated IS NOT NULL AND json_type(v.truncated) NOT IN ('NULL') AND (v.truncated->>'$') <> 'false' AS is_truncated
@@ -170,9 +190,9 @@ SELECT q.*,
        CASE WHEN json_type(f.kind) = 'VARCHAR' THEN (f.kind->>'$') END AS kind,
        json_type(f.answer) AS answer_type,
        (f.answer->>'$') AS answer_text,
-       CASE WHEN json_type(f.answer) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN ((f.answer->>'$'))::DOUBLE END AS answer_num,
+       json_number(f.answer) AS answer_num,
        json_type(f.confidence) AS confidence_type,
-       CASE WHEN json_type(f.confidence) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN ((f.confidence->>'$'))::DOUBLE END AS confidence_num,
+       json_number(f.confidence) AS confidence_num,
        json_type(f.result) AS result_type,
        (f.result->>'$') AS result_text
 FROM s_q q;
@@ -199,8 +219,11 @@ SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path, path || ': "advisory" must be true or false' FROM s_check3
     WHERE chk_type = 'OBJECT' AND v.advisory IS NOT NULL AND json_type(v.advisory) NOT IN ('BOOLEAN', 'NULL')
     UNION ALL
+    SELECT rec, line_no, json_path, path || ': "model" must be a string' FROM s_check3
+    WHERE chk_type = 'OBJECT' AND v.model IS NOT NULL AND json_type(v.model) NOT IN ('VARCHAR', 'NULL')
+    UNION ALL
     SELECT rec, line_no, json_path, path || ': attempt must be a positive integer' FROM s_check3
-    WHERE attempt_raw IS NULL OR attempt_raw < 1
+    WHERE attempt_raw IS NULL OR attempt_raw < 1 OR attempt_raw > 2147483647
     UNION ALL
     SELECT rec, line_no, json_path, path || ': handoff has no "step"' FROM s_check3
     WHERE recorded_in = 'handoff.check' AND step IS NULL
@@ -226,7 +249,8 @@ FROM s_check3 c JOIN (
     FROM s_q2 WHERE kind = 'yes_no' AND answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT', 'NULL')
     UNION ALL
     SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not a finite number for a yes_no question'
-    FROM s_q2 WHERE kind = 'yes_no' AND answer_num IS NOT NULL AND (isnan(answer_num) OR isinf(answer_num))
+    FROM s_q2 WHERE kind = 'yes_no' AND answer_type IN ('DOUBLE', 'UBIGINT', 'BIGINT')
+          AND (answer_num IS NULL OR isnan(answer_num) OR isinf(answer_num))
     UNION ALL
     SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is outside [0, 1] for a yes_no question'
     FROM s_q2 WHERE kind = 'yes_no' AND answer_num IS NOT NULL AND NOT isnan(answer_num) AND NOT isinf(answer_num)
@@ -238,7 +262,7 @@ FROM s_check3 c JOIN (
     UNION ALL
     SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not a non-negative integer level for a rubric question'
     FROM s_q2 WHERE kind = 'rubric' AND answer_type IS NOT NULL AND answer_type <> 'NULL'
-          AND NOT (answer_type = 'UBIGINT' OR (answer_type = 'BIGINT' AND answer_num >= 0))
+          AND NOT (answer_type IN ('UBIGINT', 'BIGINT') AND answer_num BETWEEN 0 AND 2147483647)
     UNION ALL
     SELECT rec, path, position, ': confidence ' || f.confidence::VARCHAR || ' is not a number in [0, 1]'
     FROM s_q2 WHERE confidence_type IS NOT NULL AND confidence_type <> 'NULL'
@@ -278,8 +302,8 @@ FROM approvals ap
 UNION ALL
 SELECT h.rec, h.line_no, h.json_path, '$.steps.' || h.step || '.history[' || h.idx || ']', h.run_id, h.process_name,
        h.step,
-       CASE WHEN json_type(h.hd.attempt) IN ('UBIGINT', 'BIGINT') THEN ((h.hd.attempt->>'$'))::BIGINT
-            WHEN h.hd.attempt IS NULL THEN h.idx + 1 END,
+       CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
+            ELSE json_attempt(h.hd.attempt) END,
        h.hd.decision, h.hd.by, h.hd."at", h.hd.note, 'history'
 FROM s_hist h WHERE h.hd.decision IS NOT NULL AND json_type(h.hd.decision) <> 'NULL'
 UNION ALL
@@ -295,8 +319,11 @@ WHERE json_type(st.sd.escalation) = 'OBJECT' AND (st.sd.escalation->'resolution'
 UNION ALL
 SELECT k.rec, k.line_no, k.json_path, '$', k.run_id, k.process_name,
        CASE WHEN json_type(k.step) = 'VARCHAR' THEN (k.step->>'$') END,
-       CASE WHEN json_type(k.attempt) IN ('UBIGINT', 'BIGINT') THEN ((k.attempt->>'$'))::BIGINT
-            WHEN json_type(k.attempt) = 'VARCHAR' THEN try_cast((k.attempt->>'$') AS BIGINT) END,
+       -- A table cell holds the attempt as text: digits only ('1.5' must not round to 2).
+       CASE WHEN json_type(k.attempt) = 'VARCHAR' AND regexp_matches((k.attempt->>'$'), '^\s*[0-9]{1,10}\s*$')
+                 AND try_cast(trim((k.attempt->>'$')) AS BIGINT) BETWEEN 1 AND 2147483647
+            THEN try_cast(trim((k.attempt->>'$')) AS BIGINT)
+            ELSE json_attempt(k.attempt) END,
        k.decision, k.by, k."at", k.note, 'table'
 FROM s_kind k WHERE k.kind = 'decision';
 
@@ -306,7 +333,7 @@ SELECT d.*,
        CASE WHEN json_type(decision_json) = 'VARCHAR' THEN (decision_json->>'$') END AS decision,
        CASE WHEN json_type(by_json) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (by_json->>'$') END AS decided_by,
        CASE WHEN json_type(at_json) = 'VARCHAR' THEN nullif((at_json->>'$'), '') END AS at_text,
-       CASE WHEN json_type(at_json) = 'VARCHAR' THEN try_cast(nullif((at_json->>'$'), '') AS TIMESTAMPTZ) END AS at_ts,
+       CASE WHEN json_type(at_json) = 'VARCHAR' THEN iso_time(nullif((at_json->>'$'), '')) END AS at_ts,
        CASE WHEN json_type(note_json) IN ('VARCHAR') THEN nullif((note_json->>'$'), '') END AS note
 FROM s_dec d;
 
@@ -322,10 +349,11 @@ SELECT rec, line_no, json_path, reason FROM (
     FROM s_dec2 WHERE coalesce(step, '') = ''
     UNION ALL
     SELECT rec, line_no, json_path, path || ': decision has no attempt (a positive integer)'
-    FROM s_dec2 WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1)
+    FROM s_dec2 WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
     UNION ALL
-    SELECT rec, line_no, json_path, path || ': "at" ' || at_text || ' is not an ISO 8601 time'
-    FROM s_dec2 WHERE at_text IS NOT NULL AND at_ts IS NULL
+    SELECT rec, line_no, json_path, path || ': "at" ' || at_json::VARCHAR || ' is not an ISO 8601 time'
+    FROM s_dec2 WHERE (at_text IS NOT NULL AND at_ts IS NULL)
+                   OR (at_json IS NOT NULL AND json_type(at_json) NOT IN ('VARCHAR', 'NULL'))
 );
 
 -- name: bad_final

@@ -1,0 +1,235 @@
+"""Stage table-shaped exports (CSV, Parquet) as one JSON record per row.
+
+CSV is parsed with Python's :mod:`csv` module in strict mode, not DuckDB's
+``read_csv``: DuckDB's dialect sniffer gives up on a file with one ragged row
+(and then reads every row as one column), and after an unterminated quote it
+can drop the rest of the file without a reject. Python's reader is driven by
+``list()`` in C, so the fast path has no Python loop per row; ragged, blank and
+badly encoded rows are found with vectorised pandas operations. Only a file
+with a quoting error takes a slower path that re-reads it row by row, so that
+one stray quote quarantines its own row rather than the file.
+
+Every parsed row becomes a record in ``stage_lines`` (a JSON object keyed by
+the header) or a quarantined record in ``pre_bad``; nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import re
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+RAW_PREVIEW = 2000
+
+#: Surrogate escapes stand for bytes that were not valid UTF-8.
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+class Unreadable(Exception):
+    """The file as a whole cannot be read; it is quarantined as one record."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, *, max_line_bytes: int) -> None:
+    """Load a CSV file's rows into ``stage_lines``; unusable rows go to ``pre_bad``.
+
+    Records are numbered by their position after the header (``row N``), since
+    a quoted newline makes CSV rows and file lines differ.
+
+    Raises
+    ------
+    Unreadable
+        The header cannot be parsed or names a column twice.
+    """
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+        undecodable = False
+    except UnicodeDecodeError:
+        # Keep going: the bad bytes become surrogates and only their rows are quarantined.
+        text = data.decode("utf-8-sig", "surrogateescape")
+        undecodable = True
+    rows, numbers, errors = _read_rows(text, max_line_bytes)
+    # The header is the first row with any text (blank lines before it are not records).
+    h = next((i for i, r in enumerate(rows) if any(cell.strip() for cell in r)), None)
+    if h is None or any(n < numbers[h] for n, _, _ in errors):
+        if errors:
+            raise Unreadable(f"the CSV header cannot be parsed: {errors[0][2]}")
+        return
+    names = _column_names(rows[h])
+    if undecodable and any(_UNDECODABLE.search(n) for n in names):
+        raise Unreadable("the CSV header is not valid UTF-8")
+    base = numbers[h]
+    bad: list[tuple[int, str, str]] = [(int(n - base), raw, reason) for n, raw, reason in errors]
+    rows, numbers = rows[h + 1 :], numbers[h + 1 :] - base
+    if not rows:
+        _insert_bad(con, bad)
+        return
+
+    # Rows have different lengths, so work on all cells in one flat array with per-row
+    # offsets: every test below is one vectorised pass, not a Python loop per row.
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    flat = pd.Series(list(itertools.chain.from_iterable(rows)), dtype=object)
+    stops = np.cumsum(lengths)
+    starts = stops - lengths
+
+    def per_row(cell_flags: np.ndarray) -> np.ndarray:
+        total = np.concatenate(([0], np.cumsum(cell_flags, dtype=np.int64)))
+        return total[stops] - total[starts]
+
+    blank = per_row(flat.str.strip().ne("").to_numpy(dtype=bool)) == 0
+    ragged = ~blank & (lengths != len(names))
+    broken = np.zeros(len(rows), dtype=bool)
+    if undecodable:
+        broken = ~blank & (per_row(flat.str.contains(_UNDECODABLE).to_numpy(dtype=bool)) > 0)
+    for i in np.flatnonzero(ragged & ~broken):
+        bad.append((int(numbers[i]), _csv_line(rows[i]),
+                    f"row has {lengths[i]} fields but the header names {len(names)} columns"))  # fmt: skip
+    for i in np.flatnonzero(broken):
+        preview = _csv_line(rows[i]).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        bad.append((int(numbers[i]), preview, "row is not valid UTF-8"))
+    _insert_bad(con, bad)
+
+    good = ~(blank | ragged | broken)
+    if not good.any():
+        return
+    cells = flat.to_numpy(dtype=object, copy=True)[np.repeat(good, lengths)].reshape(-1, len(names))
+    cells[cells == ""] = None  # an empty cell is a missing value, as in DuckDB's CSV reader
+    values = pd.DataFrame(cells, columns=names, dtype=object)
+    recs = pd.DataFrame({"rec": numbers[good]})
+    con.register("csv_values", values)
+    con.register("csv_recs", recs)
+    try:
+        con.execute(
+            """INSERT INTO stage_lines
+               SELECT r.rec, NULL, 'row ' || r.rec, to_json(v)::VARCHAR
+               FROM csv_values v POSITIONAL JOIN csv_recs r"""
+        )
+    finally:
+        con.unregister("csv_values")
+        con.unregister("csv_recs")
+
+
+def _read_rows(
+    text: str, max_line_bytes: int
+) -> tuple[list[list[str]], np.ndarray, list[tuple[int, str, str]]]:
+    """Parse CSV text: rows, their record numbers (header = 0) and quarantined rows."""
+    previous = csv.field_size_limit()
+    csv.field_size_limit(max(int(max_line_bytes), 1024))
+    try:
+        try:
+            rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+            return rows, np.arange(len(rows), dtype=np.int64), []
+        except csv.Error:
+            return _read_rows_slowly(text, max_line_bytes)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _read_rows_slowly(
+    text: str, max_line_bytes: int
+) -> tuple[list[list[str]], np.ndarray, list[tuple[int, str, str]]]:
+    """Row by row, for a file with a quoting error: the bad row is quarantined, the rest read."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line does not start another
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[list[str]] = []
+    numbers: list[int] = []
+    errors: list[tuple[int, str, str]] = []
+    number = 0  # every row the reader yields, or fails on, takes one number
+    while True:
+        start = reader.line_num  # lines consumed before this row
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            message = str(exc)
+            stop = "end of data" in message or "field larger" in message
+            end = len(lines) if stop else max(reader.line_num, start + 1)
+            raw = "\n".join(lines[start:end])
+            if len(raw) > RAW_PREVIEW:
+                raw = raw[:RAW_PREVIEW] + " …[cut]"
+            if "field larger" in message:
+                reason = f"a field is longer than --max-line-bytes ({max_line_bytes} bytes)"
+            elif "end of data" in message:
+                reason = "a quoted field is never closed"
+            else:
+                reason = f"malformed CSV row: {message}"
+            if stop and end > start + 1:
+                reason += f"; lines {start + 1}-{end} (the rest of the file) were not read as rows"
+            else:
+                reason += f" (line {start + 1})"
+            errors.append((number, raw, reason))
+            number += 1
+            if stop:
+                break
+            continue
+        rows.append(row)
+        numbers.append(number)
+        number += 1
+    return rows, np.asarray(numbers, dtype=np.int64), errors
+
+
+def _column_names(header: list[str]) -> list[str]:
+    names = [h.strip() or f"column{i + 1}" for i, h in enumerate(header)]
+    seen: dict[str, str] = {}
+    for n in names:
+        key = n.lower()  # DuckDB column names are case-insensitive
+        if key in seen:
+            raise Unreadable(f"the CSV header names the column {n!r} twice")
+        seen[key] = n
+    return names
+
+
+def _csv_line(row: list[str]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow(row)
+    out = buf.getvalue()
+    return out if len(out) <= RAW_PREVIEW else out[:RAW_PREVIEW] + " …[cut]"
+
+
+def _insert_bad(con: duckdb.DuckDBPyConnection, bad: list[tuple[int, str, str]]) -> None:
+    if bad:
+        con.executemany(
+            "INSERT INTO pre_bad VALUES (?, NULL, ?, ?, ?)",
+            [(n, f"row {n}", raw, reason) for n, raw, reason in bad],
+        )
+
+
+def stage_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Load a Parquet file's rows into ``stage_lines``; a ``check`` text column is read as JSON.
+
+    Raises
+    ------
+    Unreadable
+        The file is not a Parquet file DuckDB can read.
+    """
+    try:
+        columns = con.execute(
+            "SELECT name, type FROM parquet_schema(?) WHERE name IN ('check')", [str(path)]
+        ).fetchall()
+        if columns and columns[0][1] in ("BYTE_ARRAY",):
+            relation = (
+                'SELECT * REPLACE (try_cast("check" AS JSON) AS "check") FROM read_parquet(?)'
+            )
+        else:
+            relation = "SELECT * FROM read_parquet(?)"
+        con.execute(
+            f"""INSERT INTO stage_lines
+                SELECT row_number() OVER () AS rec, NULL, 'row ' || row_number() OVER (), to_json(t)::VARCHAR
+                FROM ({relation}) t""",  # noqa: S608 - relation is one of two fixed templates; the path is bound
+            [str(path)],
+        )
+    except duckdb.Error as exc:
+        raise Unreadable(f"not a readable Parquet file: {str(exc).splitlines()[0]}") from None
