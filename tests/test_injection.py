@@ -303,10 +303,6 @@ def test_report_json_round_trips_names(report_dir, injected):
     assert injected["process"] in json.dumps(json.loads(text), ensure_ascii=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report HTML keeps ESC/BEL from names (HTML-escaped, but control characters stay)",
-)
 def test_report_html_has_no_control_characters(report_dir):
     html = (report_dir / "report.html").read_text(encoding="utf-8")
     assert not CONTROL.search(html.replace("\n", " ")), CONTROL.findall(html)[:5]

@@ -33,7 +33,7 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except CalibrateError as exc:
-            err.print(f"error: {exc}", markup=False)
+            err.print(f"error: {exc}", markup=False, soft_wrap=True)
             raise typer.Exit(exc.exit_code) from None
 
     return wrapper  # type: ignore[return-value]

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from datetime import date, datetime
 from typing import Any
 
 import numpy as np
 import typer
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
+from calibrate.textsafe import strip_control
 
 def terminal_safe(text: Any) -> str:
-    """Text from records, with ANSI escapes and control characters removed for the terminal."""
-    return _CONTROL.sub("", str(text))
+    """Text from records, safe for one terminal line (see :func:`calibrate.textsafe.strip_control`)."""
+    return strip_control(text)
 
 
 def _plain(value: Any) -> Any:
@@ -45,8 +43,12 @@ def _plain(value: Any) -> Any:
 
 
 def to_json(value: Any) -> str:
-    """Strict JSON (NaN and infinities become null) for machine-readable output."""
-    return json.dumps(_plain(value), indent=2, allow_nan=False, ensure_ascii=False)
+    """Strict JSON (NaN and infinities become null) for machine-readable output.
+
+    Non-ASCII and control characters are written as ``\\u`` escapes, so record
+    text can never reach a terminal raw through ``--format json``.
+    """
+    return json.dumps(_plain(value), indent=2, allow_nan=False, ensure_ascii=True)
 
 
 def echo_json(value: Any) -> None:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
 from calibrate.analysis.readiness import (
     DECISIONS,
@@ -619,6 +620,8 @@ def _environments() -> tuple[Environment, Environment]:
     html = Environment(
         loader=loader,
         autoescape=True,
+        # Control characters from records (ESC, BEL, bidi overrides) are dropped before escaping.
+        finalize=_html_finalize,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -637,6 +640,12 @@ def _environments() -> tuple[Environment, Environment]:
     md.filters["fence"] = fence
     md.filters["md"] = lambda v: Md(escape_markdown(v))
     return html, md
+
+
+def _html_finalize(value: Any) -> Any:
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return strip_control(value, keep_newlines=True)
+    return value
 
 
 def _md_finalize(value: Any) -> str:

@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS files (
     file_id       INTEGER PRIMARY KEY,
     path          VARCHAR NOT NULL,
     sha256        VARCHAR NOT NULL,
-    kind          VARCHAR NOT NULL,   -- records | process | limits | csv | parquet
+    kind          VARCHAR NOT NULL,   -- records | json | csv | parquet | process | limits
     bytes         BIGINT,
     ingested_at   TIMESTAMPTZ NOT NULL,
     n_read        BIGINT NOT NULL,
