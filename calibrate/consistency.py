@@ -59,7 +59,9 @@ def contradicting_results(frame: pd.DataFrame) -> np.ndarray:
     known = frame["in_process_file"].fillna(False).astype(bool) & frame["result"].notna()
     for _, group in frame[known].groupby("question_id", sort=False):
         question = dataset.question_from_row(group.iloc[0].to_dict())
-        answer = {"yes_no": group["p"], "choice": group["name"], "rubric": group["level"]}[question.kind.value]
+        answer = {"yes_no": group["p"], "choice": group["name"], "rubric": group["level"]}[
+            question.kind.value
+        ]
         expected = decide(question, answer.to_numpy(), group["confidence"].to_numpy(dtype=float))
         recorded = group["result"].map(RESULT_CODES).to_numpy()
         mask[frame.index.get_indexer(group.index)] = expected != recorded

@@ -49,7 +49,11 @@ class Filters:
         """A SQL ``WHERE`` clause over the labeled views and its bound parameters."""
         clauses: list[str] = ["TRUE"]
         params: list[object] = []
-        for column, value in (("process", self.process), ("step", self.step), ("model", self.model)):
+        for column, value in (
+            ("process", self.process),
+            ("step", self.step),
+            ("model", self.model),
+        ):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
@@ -75,7 +79,7 @@ def submissions(
     where, params = (filters or Filters()).where()
     if labeled_only:
         where += " AND label IS NOT NULL"
-    sql = f"SELECT * FROM labeled WHERE {where} ORDER BY \"at\", check_id"  # noqa: S608 - clause is built from fixed column names
+    sql = f'SELECT * FROM labeled WHERE {where} ORDER BY "at", check_id'  # noqa: S608 - clause is built from fixed column names
     return con.execute(sql, params).df()
 
 
@@ -91,13 +95,15 @@ def answers(
     where, params = (filters or Filters()).where()
     if labeled_only:
         where += " AND label IS NOT NULL"
-    sql = f"SELECT * FROM labeled_answers WHERE {where} ORDER BY \"at\", check_id, position"  # noqa: S608
+    sql = f'SELECT * FROM labeled_answers WHERE {where} ORDER BY "at", check_id, position'  # noqa: S608
     return con.execute(sql, params).df()
 
 
 def limits(con: duckdb.DuckDBPyConnection) -> Limits:
     """The server defaults in force: the latest ingested limits file, else check-1's."""
-    row = con.execute("SELECT check_pass, check_fail, check_confidence FROM current_limits").fetchone()
+    row = con.execute(
+        "SELECT check_pass, check_fail, check_confidence FROM current_limits"
+    ).fetchone()
     return Limits(check_pass=row[0], check_fail=row[1], check_confidence=row[2])
 
 
@@ -134,7 +140,9 @@ def question_from_row(rec: dict) -> Question:
     """Build a :class:`Question` from a row of ``question_thresholds``/``labeled_answers``."""
     kind = Kind(rec["kind"])
     one_of = _none(rec.get("one_of"))
-    levels = _none(rec.get("levels")) if not isinstance(rec.get("levels"), np.ndarray) else rec["levels"]
+    levels = (
+        _none(rec.get("levels")) if not isinstance(rec.get("levels"), np.ndarray) else rec["levels"]
+    )
     pass_names = rec.get("pass_names")
     unsure_names = rec.get("unsure_names")
     conf = _none(rec.get("min_confidence"))
@@ -144,8 +152,12 @@ def question_from_row(rec: dict) -> Question:
         kind=kind,
         pass_p=_none(rec.get("pass_p")),
         fail_p=_none(rec.get("fail_p")),
-        pass_names=tuple(pass_names) if pass_names is not None and _none(pass_names) is not None else (),
-        unsure_names=tuple(unsure_names) if unsure_names is not None and _none(unsure_names) is not None else (),
+        pass_names=tuple(pass_names)
+        if pass_names is not None and _none(pass_names) is not None
+        else (),
+        unsure_names=tuple(unsure_names)
+        if unsure_names is not None and _none(unsure_names) is not None
+        else (),
         pass_level=int(pass_level) if pass_level is not None else None,
         confidence=float(conf) if conf is not None else None,
         one_of=json.loads(one_of) if isinstance(one_of, str) else dict(one_of or {}),

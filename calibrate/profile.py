@@ -162,10 +162,18 @@ class Question:
             )
         if "levels" in item:
             levels = item["levels"]
-            if not isinstance(levels, Sequence) or isinstance(levels, str) or not 2 <= len(levels) <= 10:
+            if (
+                not isinstance(levels, Sequence)
+                or isinstance(levels, str)
+                or not 2 <= len(levels) <= 10
+            ):
                 raise ProcessFileError(f"'levels' of {ask!r} must list 2 to 10 descriptions")
             level = item.get("pass")
-            if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level < len(levels):
+            if (
+                isinstance(level, bool)
+                or not isinstance(level, int)
+                or not 0 <= level < len(levels)
+            ):
                 raise ProcessFileError(
                     f"rubric question {ask!r} needs 'pass' as a level in 0..{len(levels) - 1}"
                 )
@@ -176,7 +184,11 @@ class Question:
                 confidence=_confidence(item, ask, limits),
                 levels=tuple(str(x) for x in levels),
             )
-        pass_p = _unit_number(item["pass"], f"'pass' of {ask!r}") if "pass" in item else limits.check_pass
+        pass_p = (
+            _unit_number(item["pass"], f"'pass' of {ask!r}")
+            if "pass" in item
+            else limits.check_pass
+        )
         if "fail" in item and item["fail"] is not None:
             fail_p = _unit_number(item["fail"], f"'fail' of {ask!r}")
         else:
@@ -272,7 +284,9 @@ def decide_rubric(
     return _low_confidence_unsure(out, confidence, min_confidence)
 
 
-def _low_confidence_unsure(out: np.ndarray, confidence: Any, min_confidence: float | None) -> np.ndarray:
+def _low_confidence_unsure(
+    out: np.ndarray, confidence: Any, min_confidence: float | None
+) -> np.ndarray:
     if min_confidence is not None and confidence is not None:
         conf = np.asarray(confidence, dtype=float)
         # A missing confidence cannot vouch for the answer: treat it as below any threshold.

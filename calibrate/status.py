@@ -42,8 +42,13 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "files": one("SELECT count(*) FROM files"),
         "processes": [
             {
-                "process": p, "step": s, "model": m, "checks": n, "labeled": k,
-                "first_at": a.isoformat() if a else None, "last_at": b.isoformat() if b else None,
+                "process": p,
+                "step": s,
+                "model": m,
+                "checks": n,
+                "labeled": k,
+                "first_at": a.isoformat() if a else None,
+                "last_at": b.isoformat() if b else None,
             }
             for p, s, m, n, k, a, b in processes
         ],  # fmt: skip

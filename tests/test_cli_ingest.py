@@ -24,7 +24,15 @@ def test_ingest_then_status_json(tmp_path, sample_dir):
         assert key in info
     manifest = json.loads((sample_dir / ".truth" / "manifest.json").read_text())
     assert info["checks"] == manifest["checks"]
-    assert set(info["processes"][0]) >= {"process", "step", "model", "checks", "labeled", "first_at", "last_at"}
+    assert set(info["processes"][0]) >= {
+        "process",
+        "step",
+        "model",
+        "checks",
+        "labeled",
+        "first_at",
+        "last_at",
+    }
 
 
 def test_simulate_ingest_status(tmp_path):

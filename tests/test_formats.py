@@ -13,7 +13,9 @@ from referencing import Registry, Resource
 def load_schemas() -> tuple[dict, Registry]:
     folder = resources.files("calibrate.schemas")
     schemas = {
-        p.name: json.loads(p.read_text(encoding="utf-8")) for p in folder.iterdir() if p.name.endswith(".schema.json")
+        p.name: json.loads(p.read_text(encoding="utf-8"))
+        for p in folder.iterdir()
+        if p.name.endswith(".schema.json")
     }
     pairs = [(name, Resource.from_contents(s)) for name, s in schemas.items()]
     pairs += [(s["$id"], Resource.from_contents(s)) for s in schemas.values()]

@@ -32,7 +32,9 @@ def test_examples_load_with_expected_rows(examples_dir):
     assert c["decisions"] == 7
     assert c["questions"] == 4
     labels = dict(
-        con.execute("SELECT run_id || '#' || attempt, label FROM labeled WHERE is_latest").fetchall()
+        con.execute(
+            "SELECT run_id || '#' || attempt, label FROM labeled WHERE is_latest"
+        ).fetchall()
     )
     assert labels["r-0001#1"] is True
     assert labels["r-0002#1"] is False
@@ -40,7 +42,9 @@ def test_examples_load_with_expected_rows(examples_dir):
     assert labels["r-0004#1"] is False  # completed with the person's own output = replaced
     assert labels["r-0005#1"] is None  # blocking fail in handoff, no decision yet
     assert labels["r-0102#1"] is False  # returned
-    recorded = dict(con.execute("SELECT run_id || '#' || attempt, recorded_in FROM checks").fetchall())
+    recorded = dict(
+        con.execute("SELECT run_id || '#' || attempt, recorded_in FROM checks").fetchall()
+    )
     assert recorded["r-0003#1"] == "history"
     assert recorded["r-0004#1"] == "escalation.check"
     assert recorded["r-0005#1"] == "handoff.check"
@@ -67,12 +71,16 @@ def test_round_trip_counts_equal_generator(tmp_path):
 
 def test_same_rows_whichever_form(tmp_path, examples_dir):
     """Verdict lines as JSONL, a JSON array, Parquet; decisions as CSV, JSONL, Parquet."""
-    verdicts = [json.loads(line) for line in (examples_dir / "verdicts.jsonl").read_text().splitlines()]
+    verdicts = [
+        json.loads(line) for line in (examples_dir / "verdicts.jsonl").read_text().splitlines()
+    ]
     decisions = pd.read_csv(examples_dir / "decisions.csv", dtype=str, keep_default_na=False)
     forms = {}
     base = connect(":memory:")
     ingest(base, [examples_dir / "verdicts.jsonl", examples_dir / "decisions.csv"])
-    expect_checks = base.execute("SELECT * EXCLUDE (file_id, line_no, json_path) FROM checks ORDER BY check_id").fetchall()
+    expect_checks = base.execute(
+        "SELECT * EXCLUDE (file_id, line_no, json_path) FROM checks ORDER BY check_id"
+    ).fetchall()
     expect_answers = base.execute("SELECT * FROM answers ORDER BY check_id, position").fetchall()
     expect_dec = base.execute(
         "SELECT * EXCLUDE (file_id, line_no, json_path, source) FROM decisions ORDER BY decision_id"
@@ -81,7 +89,9 @@ def test_same_rows_whichever_form(tmp_path, examples_dir):
     d = tmp_path / "json"
     d.mkdir()
     (d / "verdicts.json").write_text(json.dumps(verdicts))
-    (d / "decisions.jsonl").write_text("\n".join(json.dumps(r) for r in decisions.to_dict("records")))
+    (d / "decisions.jsonl").write_text(
+        "\n".join(json.dumps(r) for r in decisions.to_dict("records"))
+    )
     forms["json"] = d
     p = tmp_path / "parquet"
     p.mkdir()
@@ -100,7 +110,10 @@ def test_same_rows_whichever_form(tmp_path, examples_dir):
             "SELECT * EXCLUDE (file_id, line_no, json_path) FROM checks ORDER BY check_id"
         ).fetchall()
         assert [r[:-1] for r in got_checks] == [r[:-1] for r in expect_checks], name
-        assert store.execute("SELECT * FROM answers ORDER BY check_id, position").fetchall() == expect_answers
+        assert (
+            store.execute("SELECT * FROM answers ORDER BY check_id, position").fetchall()
+            == expect_answers
+        )
         got_dec = store.execute(
             "SELECT * EXCLUDE (file_id, line_no, json_path, source) FROM decisions ORDER BY decision_id"
         ).fetchall()
@@ -141,9 +154,10 @@ def test_idempotent_and_grown_file(tmp_path, sample_dir):
     sub.parent.mkdir()
     sub.write_text("".join(runs[:150]))
     ingest(whole, [sub])
-    assert con2.execute("SELECT count(*) FROM checks").fetchone()[0] == whole.execute(
-        "SELECT count(*) FROM checks"
-    ).fetchone()[0]
+    assert (
+        con2.execute("SELECT count(*) FROM checks").fetchone()[0]
+        == whole.execute("SELECT count(*) FROM checks").fetchone()[0]
+    )
     assert con2.execute("SELECT count(*) FROM checks").fetchone()[0] > n_checks
 
 
@@ -151,9 +165,17 @@ GOOD_Q = {"ask": "Is it right?", "kind": "yes_no", "answer": 0.95, "result": "pa
 
 
 def verdict_line(run: str, questions: list, **check) -> str:
-    body = {"verdict": "pass", "advisory": True, "model": "m1", "questions": questions, "at": "2026-10-01T10:00:00Z"}
+    body = {
+        "verdict": "pass",
+        "advisory": True,
+        "model": "m1",
+        "questions": questions,
+        "at": "2026-10-01T10:00:00Z",
+    }
     body.update(check)
-    return json.dumps({"run": run, "process": "p", "version": "1", "step": "s", "attempt": 1, "check": body})
+    return json.dumps(
+        {"run": run, "process": "p", "version": "1", "step": "s", "attempt": 1, "check": body}
+    )
 
 
 BAD_LINES = {
@@ -194,7 +216,10 @@ def test_bad_records_quarantined_with_reasons(tmp_path):
     for (line_no, reason, raw), (needle, line) in zip(rows, BAD_LINES.items(), strict=True):
         assert needle in reason, (line_no, reason)
         assert raw == line
-    assert sorted(r[0] for r in con.execute("SELECT run_id FROM checks").fetchall()) == ["good-1", "good-2"]
+    assert sorted(r[0] for r in con.execute("SELECT run_id FROM checks").fetchall()) == [
+        "good-1",
+        "good-2",
+    ]
 
 
 def test_label_mapping_and_conflicts(tmp_path):
@@ -202,14 +227,21 @@ def test_label_mapping_and_conflicts(tmp_path):
     (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n")
     kinds = ["approved", "completed", "rejected", "returned", "replaced", "failed"]
     rows = [f"r{i},p,s,1,{k},ana,2026-10-02T10:00:00Z," for i, k in enumerate(kinds)]
-    rows += ["r6,p,s,1,approved,ana,2026-10-02T10:00:00Z,", "r6,p,s,1,rejected,ben,2026-10-02T11:00:00Z,late"]
-    (tmp_path / "d.csv").write_text("run,process,step,attempt,decision,by,at,note\n" + "\n".join(rows) + "\n")
+    rows += [
+        "r6,p,s,1,approved,ana,2026-10-02T10:00:00Z,",
+        "r6,p,s,1,rejected,ben,2026-10-02T11:00:00Z,late",
+    ]
+    (tmp_path / "d.csv").write_text(
+        "run,process,step,attempt,decision,by,at,note\n" + "\n".join(rows) + "\n"
+    )
     con = connect(":memory:")
     ingest(con, [tmp_path])
     got = dict(con.execute("SELECT run_id, label FROM labeled").fetchall())
     assert [got[f"r{i}"] for i in range(6)] == [True, True, False, False, False, False]
     assert got["r6"] is False  # the latest decision wins
-    assert con.execute("SELECT conflict, n_decisions FROM labeled WHERE run_id = 'r6'").fetchone() == (True, 2)
+    assert con.execute(
+        "SELECT conflict, n_decisions FROM labeled WHERE run_id = 'r6'"
+    ).fetchone() == (True, 2)
     assert store_status(con)["conflicts"] == 1
 
 
@@ -231,7 +263,11 @@ def test_unknown_decision_and_missing_column(tmp_path):
     "content, reason",
     [
         ("process: p\nsteps:\n\t- id: s\n", "not valid YAML"),
-        ("a: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(f"b{i}: &b{i} [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n" for i in range(20)), "alias"),
+        (
+            "a: &a [1,1,1,1,1,1,1,1,1]\n"
+            + "".join(f"b{i}: &b{i} [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n" for i in range(20)),
+            "alias",
+        ),
         ("process: p\nsteps:\n  - id: s\n    check: 42\n", "check"),
     ],
 )
@@ -256,7 +292,13 @@ def test_hidden_and_unknown_files_skipped(tmp_path, sample_dir):
 def test_invalid_utf8_and_bom_and_crlf(tmp_path):
     good = verdict_line("r1", [GOOD_Q]).encode()
     path = tmp_path / "x.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + good + b"\r\n" + b'{"run": "\xff\xfe"}\r\n' + verdict_line("r2", [GOOD_Q]).encode())
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + good
+        + b"\r\n"
+        + b'{"run": "\xff\xfe"}\r\n'
+        + verdict_line("r2", [GOOD_Q]).encode()
+    )
     con = connect(":memory:")
     report = ingest(con, [path])
     assert (report.files[0].read, report.files[0].loaded, report.files[0].quarantined) == (3, 2, 1)
@@ -265,7 +307,15 @@ def test_invalid_utf8_and_bom_and_crlf(tmp_path):
 
 def test_overlong_line_quarantined(tmp_path):
     path = tmp_path / "x.jsonl"
-    path.write_text(verdict_line("r1", [GOOD_Q]) + "\n" + '{"run": "' + "x" * 5000 + '"}\n' + verdict_line("r2", [GOOD_Q]) + "\n")
+    path.write_text(
+        verdict_line("r1", [GOOD_Q])
+        + "\n"
+        + '{"run": "'
+        + "x" * 5000
+        + '"}\n'
+        + verdict_line("r2", [GOOD_Q])
+        + "\n"
+    )
     con = connect(":memory:")
     report = ingest(con, [path], max_line_bytes=2048)
     assert (report.files[0].read, report.files[0].quarantined) == (3, 1)

@@ -17,7 +17,8 @@ from calibrate.demo import run_demo
 def demo_command(
     db: DbOption = None,
     sample: Annotated[
-        Path | None, typer.Option("--sample", help="Sample export folder. Default: the bundled data/sample.")
+        Path | None,
+        typer.Option("--sample", help="Sample export folder. Default: the bundled data/sample."),
     ] = None,
     out: Annotated[Path, typer.Option("--out", help="Where the report goes.")] = Path("reports"),
 ) -> None:

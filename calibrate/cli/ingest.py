@@ -20,16 +20,31 @@ PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 @app.command("ingest")
 @handle_errors
 def ingest_command(
-    paths: Annotated[list[Path], typer.Argument(help="Export files or folders (walked recursively).", show_default=False)],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Export files or folders (walked recursively).", show_default=False),
+    ],
     db: DbOption = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 if any record was quarantined.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar and no per-file lines.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the per-file counts as JSON on stdout.")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 if any record was quarantined.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar and no per-file lines.")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the per-file counts as JSON on stdout.")
+    ] = False,
     max_line_bytes: Annotated[
-        int, typer.Option("--max-line-bytes", min=1024, help="Quarantine lines longer than this without reading them whole.")
+        int,
+        typer.Option(
+            "--max-line-bytes",
+            min=1024,
+            help="Quarantine lines longer than this without reading them whole.",
+        ),
     ] = DEFAULT_MAX_LINE_BYTES,
     wait: Annotated[
-        float, typer.Option("--wait", min=0, help="Seconds to wait while another process uses the store.")
+        float,
+        typer.Option("--wait", min=0, help="Seconds to wait while another process uses the store."),
     ] = DEFAULT_WAIT_SECONDS,
 ) -> None:
     """Load run documents, verdict lines, decision tables, process files and limits into the store.
@@ -66,7 +81,9 @@ def ingest_command(
                 f"{label:<10} {name}: read {f.read}, loaded {f.loaded} ({f.new} new), quarantined {f.quarantined}"
             )
         t = report.totals
-        typer.echo(f"total: read {t['read']}, loaded {t['loaded']} ({t['new']} new), quarantined {t['quarantined']}")
+        typer.echo(
+            f"total: read {t['read']}, loaded {t['loaded']} ({t['new']} new), quarantined {t['quarantined']}"
+        )
         if t["quarantined"]:
             err.print("see `calibrate status --quarantine` for the reasons", markup=False)
     if strict and report.totals["quarantined"]:

@@ -12,6 +12,7 @@ import typer
 
 from calibrate.textsafe import strip_control
 
+
 def terminal_safe(text: Any) -> str:
     """Text from records, safe for one terminal line (see :func:`calibrate.textsafe.strip_control`)."""
     return strip_control(text)

@@ -15,7 +15,9 @@ from calibrate.simulate import simulate
 @app.command("simulate")
 @handle_errors
 def simulate_command(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write the export into.", file_okay=False)],
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder to write the export into.", file_okay=False)
+    ],
     runs: Annotated[int, typer.Option("--runs", min=1, help="Number of runs.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Random seed; same seed, same files.")] = 0,
 ) -> None:

@@ -18,9 +18,15 @@ from calibrate.store import connect
 @handle_errors
 def status_command(
     db: DbOption = None,
-    fmt: Annotated[str, typer.Option("--format", help="table or json.", case_sensitive=False)] = "table",
-    quarantine: Annotated[bool, typer.Option("--quarantine", help="List quarantined records and their reasons.")] = False,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="How many quarantined records to list.")] = 50,
+    fmt: Annotated[
+        str, typer.Option("--format", help="table or json.", case_sensitive=False)
+    ] = "table",
+    quarantine: Annotated[
+        bool, typer.Option("--quarantine", help="List quarantined records and their reasons.")
+    ] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="How many quarantined records to list.")
+    ] = 50,
 ) -> None:
     """Counts of runs, checks, answers and decisions, labeled and not, per process, step and model."""
     if fmt not in ("table", "json"):
@@ -48,7 +54,9 @@ def status_command(
     typer.echo(f"{'process / step':<38} {'model':<22} {'checks':>7} {'labeled':>8}")
     for p in info["processes"]:
         name = terminal_safe(f"{p['process']} / {p['step']}")[:38]
-        typer.echo(f"{name:<38} {terminal_safe(p['model'] or '-')[:22]:<22} {p['checks']:>7} {p['labeled']:>8}")
+        typer.echo(
+            f"{name:<38} {terminal_safe(p['model'] or '-')[:22]:<22} {p['checks']:>7} {p['labeled']:>8}"
+        )
     flagged = {k: v for k, v in info["flags"].items() if v}
     if flagged:
         typer.echo("\nflags (loaded, but worth a look):")
