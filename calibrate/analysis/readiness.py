@@ -62,6 +62,7 @@ from calibrate.analysis.stats import (
     two_proportion_test,
     wilson_interval,
 )
+from calibrate.analysis.thresholds import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide
 
 #: The three decisions, best first (the order the report sorts by).
@@ -130,9 +131,9 @@ class ReadinessOptions:
         The step's recent volume is measured over its last this many days.
     """
 
-    alpha: float = 0.05
-    delta: float = 0.1
-    beta: float = 0.2
+    alpha: float = DEFAULT_ALPHA
+    delta: float = DEFAULT_DELTA
+    beta: float = DEFAULT_BETA
     min_coverage: float = 0.5
     min_labels: int = 100
     drift_level: float = 0.01

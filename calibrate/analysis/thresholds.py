@@ -77,6 +77,8 @@ from calibrate.analysis.stats import MIN_N, clopper_pearson_interval
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Limits, Question, decide, worst
 
 #: Share of the labels that learns the path when it must be learned (the rest certifies).
+#: The default guarantee: false passes <= alpha and false fails <= beta, with probability >= 1 - delta.
+DEFAULT_ALPHA, DEFAULT_DELTA, DEFAULT_BETA = 0.05, 0.1, 0.2
 SEARCH_FRACTION = 0.5
 #: A labels-needed estimate beyond this many is "unattainable", not "insufficient".
 MAX_LABELS = 1_000_000
@@ -1181,9 +1183,9 @@ def _needed(
 def find_thresholds(
     data: StepData,
     *,
-    alpha: float = 0.05,
-    delta: float = 0.1,
-    beta: float = 0.2,
+    alpha: float = DEFAULT_ALPHA,
+    delta: float = DEFAULT_DELTA,
+    beta: float = DEFAULT_BETA,
     relearn_lists: bool = False,
     search_fraction: float = SEARCH_FRACTION,
     seed: int = 0,
@@ -1396,9 +1398,9 @@ def search_step(
     answers: pd.DataFrame,
     *,
     questions: Sequence[Question] = (),
-    alpha: float = 0.05,
-    delta: float = 0.1,
-    beta: float = 0.2,
+    alpha: float = DEFAULT_ALPHA,
+    delta: float = DEFAULT_DELTA,
+    beta: float = DEFAULT_BETA,
     model: str | None = None,
     limits: Limits | None = None,
     relearn_lists: bool = False,
@@ -1436,9 +1438,9 @@ def suggest_thresholds(
     answers: pd.DataFrame,
     *,
     questions: Mapping[tuple[str, str], Sequence[Question]] | None = None,
-    alpha: float = 0.05,
-    delta: float = 0.1,
-    beta: float = 0.2,
+    alpha: float = DEFAULT_ALPHA,
+    delta: float = DEFAULT_DELTA,
+    beta: float = DEFAULT_BETA,
     model: str | None = None,
     limits: Limits | None = None,
     relearn_lists: bool = False,
@@ -1502,8 +1504,8 @@ def tradeoff(
     data: StepData,
     *,
     alphas: Sequence[float] = TRADEOFF_ALPHAS,
-    delta: float = 0.1,
-    beta: float = 0.2,
+    delta: float = DEFAULT_DELTA,
+    beta: float = DEFAULT_BETA,
     relearn_lists: bool = False,
     search_fraction: float = SEARCH_FRACTION,
     seed: int = 0,
@@ -1572,7 +1574,7 @@ class TradeoffDisplay:
         frame: pd.DataFrame,
         *,
         alpha: float,
-        delta: float = 0.1,
+        delta: float = DEFAULT_DELTA,
         title: str = "",
         current: tuple[float, float] | None = None,
     ) -> None:

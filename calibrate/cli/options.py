@@ -71,3 +71,31 @@ def make_filters(
         until=parse_time(until, "--until"),
         advisory_only=advisory_only,
     )
+
+
+# The guarantee's three levels, shared by `thresholds` and `report` (defaults from the thresholds module).
+AlphaOption = Annotated[
+    float, typer.Option("--alpha", help="Limit on the false-pass rate P(not acceptable | pass).")
+]
+DeltaOption = Annotated[
+    float,
+    typer.Option("--delta", help="The certified bounds may fail with probability at most delta."),
+]
+BetaOption = Annotated[
+    float,
+    typer.Option(
+        "--beta", help="Limit on the false-fail rate P(acceptable | fail); 1 = uncontrolled."
+    ),
+]
+
+
+def check_levels(alpha: float, delta: float, beta: float) -> None:
+    """Refuse levels outside (0, 1) (beta may be 1: false fails uncontrolled)."""
+    for name, value, top in (
+        ("--alpha", alpha, False),
+        ("--delta", delta, False),
+        ("--beta", beta, True),
+    ):
+        if not (0.0 < value < 1.0 or (top and value == 1.0)):
+            span = "(0, 1]" if top else "(0, 1)"
+            raise UsageError(f"{name} must be in {span}, got {value}")

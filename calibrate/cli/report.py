@@ -11,7 +11,10 @@ from calibrate.analysis.readiness import ReadinessOptions, assess_store
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
+    AlphaOption,
+    BetaOption,
     DbOption,
+    DeltaOption,
     ModelOption,
     ProcessOption,
     SinceOption,
@@ -36,20 +39,9 @@ def report_command(
     formats: Annotated[
         str, typer.Option("--format", help="Comma-separated formats to write: html, md, json.")
     ] = "html,md,json",
-    alpha: Annotated[
-        float,
-        typer.Option(
-            "--alpha", help="Largest acceptable false-pass rate, P(not acceptable | pass)."
-        ),
-    ] = DEFAULTS.alpha,
-    delta: Annotated[
-        float,
-        typer.Option("--delta", help="Certified bounds hold with probability at least 1 - delta."),
-    ] = DEFAULTS.delta,
-    beta: Annotated[
-        float,
-        typer.Option("--beta", help="Largest acceptable false-fail rate, P(acceptable | fail)."),
-    ] = DEFAULTS.beta,
+    alpha: AlphaOption = DEFAULTS.alpha,
+    delta: DeltaOption = DEFAULTS.delta,
+    beta: BetaOption = DEFAULTS.beta,
     min_coverage: Annotated[
         float,
         typer.Option("--min-coverage", help="Least share decided without a person (pass + fail)."),

@@ -15,16 +15,19 @@ from calibrate.analysis.stats import MIN_N
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
+    AlphaOption,
+    BetaOption,
     DbOption,
+    DeltaOption,
     ModelOption,
     ProcessOption,
     SinceOption,
     StepOption,
     UntilOption,
+    check_levels,
     make_filters,
 )
 from calibrate.cli.render import echo_json
-from calibrate.errors import UsageError
 from calibrate.profile import Kind, Question
 from calibrate.store import connect
 from calibrate.textsafe import strip_control
@@ -42,20 +45,9 @@ class ThresholdsFormat(StrEnum):
 @handle_errors
 def thresholds_command(
     db: DbOption = None,
-    alpha: Annotated[
-        float,
-        typer.Option("--alpha", help="Limit on the false-pass rate P(not acceptable | pass)."),
-    ] = 0.05,
-    delta: Annotated[
-        float,
-        typer.Option("--delta", help="The bounds may fail with probability at most delta."),
-    ] = 0.1,
-    beta: Annotated[
-        float,
-        typer.Option(
-            "--beta", help="Limit on the false-fail rate P(acceptable | fail); 1 = uncontrolled."
-        ),
-    ] = 0.2,
+    alpha: AlphaOption = lib.DEFAULT_ALPHA,
+    delta: DeltaOption = lib.DEFAULT_DELTA,
+    beta: BetaOption = lib.DEFAULT_BETA,
     process: ProcessOption = None,
     step: StepOption = None,
     model: ModelOption = None,
@@ -91,14 +83,7 @@ def thresholds_command(
     --format yaml prints a check: block per step to paste into the process
     file. See docs/method.md for the method and its assumptions.
     """
-    for name, value, top in (
-        ("--alpha", alpha, False),
-        ("--delta", delta, False),
-        ("--beta", beta, True),
-    ):
-        if not (0.0 < value < 1.0 or (top and value == 1.0)):
-            span = "(0, 1]" if top else "(0, 1)"
-            raise UsageError(f"{name} must be in {span}, got {value}")
+    check_levels(alpha, delta, beta)
     filters = make_filters(process, step, model, since, until, advisory_only)
     con = connect(db, read_only=True)
     try:
