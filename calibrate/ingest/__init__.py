@@ -8,9 +8,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -128,11 +129,49 @@ def ingest(
     that grew adds only its new records, because every row has a natural key.
     """
     report = IngestReport()
-    for source in discover(paths):
-        report.files.append(
-            ingest_file(con, source, max_line_bytes=max_line_bytes, progress=progress)
-        )
+    sources = discover(paths)
+    with _bounded_memory(con):
+        for source in sources:
+            report.files.append(
+                ingest_file(con, source, max_line_bytes=max_line_bytes, progress=progress)
+            )
     return report
+
+
+#: Memory DuckDB may hold during ingest of a file-backed store; beyond it, staging spills to disk.
+INGEST_MEMORY_LIMIT = "1.0 GiB"
+_UNITS = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def _setting_bytes(text: str) -> float:
+    number, _, unit = text.partition(" ")
+    return float(number) * _UNITS.get(unit, 1)
+
+
+@contextlib.contextmanager
+def _bounded_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Cap DuckDB's memory while ingesting, and restore the setting afterwards.
+
+    A file is staged in one transaction so that it loads all-or-nothing; the
+    staging tables it replaces stay alive until COMMIT (for a rollback), so
+    a large file needs several times its size in memory unless DuckDB may spill
+    them to ``<store>.tmp/``. An in-memory store has nowhere to spill: no cap.
+    """
+    path = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    if not path or not path[0]:
+        yield
+        return
+    previous = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    if _setting_bytes(previous) <= _setting_bytes(INGEST_MEMORY_LIMIT):
+        yield  # already as tight or tighter: leave it
+        return
+    con.execute(f"SET memory_limit = '{INGEST_MEMORY_LIMIT}'")  # noqa: S608 - a constant
+    try:
+        yield
+    finally:
+        con.execute("SET memory_limit = ?", [previous])
 
 
 def ingest_file(

