@@ -255,7 +255,8 @@ def benchmark_size(
     manifest = inputs.ensure(args.cache, size, seed=args.seed, replicate_above=args.replicate_above)
     export = inputs.export_dir(args.cache, size, args.seed)
     _warm(export)
-    work = args.cache / "work" / f"{size}"
+    # Per process: two benchmark runs at once must not share stores (they would still share the CPU).
+    work = args.cache / "work" / str(os.getpid()) / f"{size}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     store = work / "store.duckdb"
@@ -309,7 +310,7 @@ def benchmark_size(
 
 def benchmark_thresholds(args: argparse.Namespace, samples: list[Sample], log: Any) -> None:
     """Time both threshold searches on the same single-question data."""
-    work = args.cache / "work" / "thresholds"
+    work = args.cache / "work" / str(os.getpid()) / "thresholds"
     work.mkdir(parents=True, exist_ok=True)
     for n in args.threshold_sizes:
         for r in range(args.repeat):
@@ -848,6 +849,8 @@ def main(argv: list[str] | None = None) -> int:
     (args.cache / "last-samples.json").write_text(
         json.dumps([s.__dict__ for s in samples], indent=1, default=str), encoding="utf-8"
     )
+    if not args.keep:
+        shutil.rmtree(args.cache / "work" / str(os.getpid()), ignore_errors=True)
     table = summarise(samples)
     figure = draw(args.out.with_suffix(".png"), table, args.sizes)
     write_report(
