@@ -8,8 +8,8 @@ The public API, short and explicit::
     table = calibrate.agreement(subs)
     report = calibrate.assess_store(con)
 
-Heavier modules (scikit-learn, matplotlib, Jinja2) load on first use, so
-``import calibrate`` stays quick for scripts that only ingest.
+Every module loads on first use (pandas, scikit-learn, matplotlib and Jinja2
+take seconds), so ``import calibrate`` and ``calibrate ingest`` stay quick.
 """
 
 from __future__ import annotations
@@ -17,13 +17,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from calibrate.dataset import Filters, answers, limits, process_questions, submissions
 from calibrate.errors import CalibrateError
-from calibrate.profile import Kind, Limits, Question, decide, worst
-from calibrate.store import connect
 
-#: Public names that live in heavier modules, imported when first touched.
+#: Public names and the modules they live in, imported when first touched.
 _LAZY = {
+    "Filters": "calibrate.dataset",
+    "answers": "calibrate.dataset",
+    "limits": "calibrate.dataset",
+    "process_questions": "calibrate.dataset",
+    "submissions": "calibrate.dataset",
+    "Kind": "calibrate.profile",
+    "Limits": "calibrate.profile",
+    "Question": "calibrate.profile",
+    "decide": "calibrate.profile",
+    "worst": "calibrate.profile",
+    "connect": "calibrate.store",
     "agreement": "calibrate.analysis.agreement",
     "approvers": "calibrate.analysis.agreement",
     "corrected_pass_rate": "calibrate.analysis.agreement",
@@ -36,21 +44,7 @@ _LAZY = {
     "write_report": "calibrate.report.render",
 }
 
-__all__ = [
-    "CalibrateError",
-    "Filters",
-    "Kind",
-    "Limits",
-    "Question",
-    "answers",
-    "connect",
-    "decide",
-    "limits",
-    "process_questions",
-    "submissions",
-    "worst",
-    *_LAZY,
-]
+__all__ = ["CalibrateError", *_LAZY]
 
 __version__ = "0.1.0"
 
@@ -61,3 +55,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'calibrate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

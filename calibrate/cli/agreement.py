@@ -10,8 +10,6 @@ from typing import Annotated, Any
 
 import typer
 
-from calibrate.analysis import agreement as lib
-from calibrate.analysis.stats import MIN_N
 from calibrate.cli.app import app, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
@@ -25,10 +23,14 @@ from calibrate.cli.options import (
     make_filters,
 )
 from calibrate.cli.render import echo_json
-from calibrate.dataset import answers, submissions
+from calibrate.defaults import MIN_N
 from calibrate.errors import UsageError
+from calibrate.lazy import lazy_module
 from calibrate.store import connect
 from calibrate.textsafe import csv_row, strip_control
+
+lib = lazy_module("calibrate.analysis.agreement")
+dataset = lazy_module("calibrate.dataset")
 
 WIDTH = 80
 
@@ -119,9 +121,9 @@ def agreement_command(
     filters = make_filters(process, step, model, since, until, advisory_only)
     con = connect(db, read_only=True)
     try:
-        subs = submissions(con, filters)
+        subs = dataset.submissions(con, filters)
         ans = (
-            answers(con, filters)
+            dataset.answers(con, filters)
             if keys and "question" in keys and not (show_approvers or corrected)
             else None
         )

@@ -9,8 +9,6 @@ from typing import Annotated, Any
 
 import typer
 
-from calibrate.analysis.calibration import DEFAULT_BINS, GROUP_BY, calibrate_store
-from calibrate.analysis.stats import MIN_N
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
@@ -23,9 +21,13 @@ from calibrate.cli.options import (
     make_filters,
 )
 from calibrate.cli.render import echo_json, terminal_safe
+from calibrate.defaults import DEFAULT_BINS, MIN_N
 from calibrate.errors import UsageError
-from calibrate.report.plots import step_key, write_figures
+from calibrate.lazy import lazy_module
 from calibrate.store import connect
+
+calibration = lazy_module("calibrate.analysis.calibration")
+plots = lazy_module("calibrate.report.plots")
 
 WIDTH = 80
 _KIND = {"yes_no": "yes/no", "choice": "choice", "rubric": "rubric"}
@@ -43,9 +45,9 @@ class CurvesFormat(StrEnum):
 
 def _parse_by(by: str | None) -> list[str]:
     keys = [k.strip() for k in (by or "").split(",") if k.strip()]
-    bad = [k for k in keys if k not in GROUP_BY]
+    bad = [k for k in keys if k not in calibration.GROUP_BY]
     if bad:
-        raise UsageError(f"--by {by!r}: choose from {', '.join(GROUP_BY)} (comma-separated)")
+        raise UsageError(f"--by {by!r}: choose from {', '.join(calibration.GROUP_BY)} (comma-separated)")
     return keys
 
 
@@ -98,7 +100,7 @@ def curves_command(
     filters = make_filters(process, step, model, since, until, advisory_only)
     con = connect(db, read_only=True)
     try:
-        results = calibrate_store(con, filters, n_bins=bins, strategy=strategy.value, by=keys)
+        results = calibration.calibrate_store(con, filters, n_bins=bins, strategy=strategy.value, by=keys)
     finally:
         con.close()
     if not results:
@@ -107,7 +109,7 @@ def curves_command(
             echo_json([])
         return
     try:
-        figures = write_figures(results, out)
+        figures = plots.write_figures(results, out)
     except OSError as exc:
         raise UsageError(f"cannot write figures to {out}: {exc.strerror or exc}") from None
     records = []
@@ -115,7 +117,7 @@ def curves_command(
         rec = q.to_dict()
         rec["figure"] = {k: str(v) for k, v in figures[q.key].items()}
         rec["step_figure"] = {
-            k: str(v) for k, v in figures[step_key(q.process, q.step, q.model, q.week)].items()
+            k: str(v) for k, v in figures[plots.step_key(q.process, q.step, q.model, q.week)].items()
         }
         records.append(rec)
     if fmt is CurvesFormat.json:

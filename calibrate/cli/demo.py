@@ -9,7 +9,9 @@ import typer
 
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import DbOption
-from calibrate.demo import run_demo
+from calibrate.lazy import lazy_module
+
+demo_job = lazy_module("calibrate.demo")
 
 
 @app.command("demo")
@@ -23,6 +25,6 @@ def demo_command(
     out: Annotated[Path, typer.Option("--out", help="Where the report goes.")] = Path("reports"),
 ) -> None:
     """Ingest the bundled sample into the store and write the report."""
-    lines = run_demo(db=db, sample=sample, out=out, log=lambda msg: err.print(msg, markup=False))
+    lines = demo_job.run_demo(db=db, sample=sample, out=out, log=lambda msg: err.print(msg, markup=False))
     for line in lines:
         typer.echo(line)

@@ -5,12 +5,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from calibrate.dataset import Filters
 from calibrate.errors import UsageError
+from calibrate.lazy import lazy_module
+
+if TYPE_CHECKING:
+    from calibrate.dataset import Filters
+
+dataset = lazy_module("calibrate.dataset")
 
 DbOption = Annotated[
     Path | None,
@@ -63,7 +68,7 @@ def make_filters(
     advisory_only: bool = False,
 ) -> Filters:
     """Build :class:`~calibrate.dataset.Filters` from the shared options."""
-    return Filters(
+    return dataset.Filters(
         process=process,
         step=step,
         model=model,

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from calibrate.analysis.readiness import ReadinessOptions, assess_store
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
@@ -22,11 +21,14 @@ from calibrate.cli.options import (
     UntilOption,
     make_filters,
 )
+from calibrate.defaults import ReadinessOptions
 from calibrate.errors import UsageError
+from calibrate.lazy import lazy_module
 from calibrate.store import connect, default_path
 
 #: The option defaults are the library's, so the CLI and the API cannot disagree.
 DEFAULTS = ReadinessOptions()
+readiness = lazy_module("calibrate.analysis.readiness")
 
 
 @app.command("report")
@@ -97,7 +99,7 @@ def report_command(
     con = connect(path, read_only=True)
     try:
         err.print(f"assessing the checked steps in {path} …", markup=False)
-        report = assess_store(con, filters, options=options, store=str(path))
+        report = readiness.assess_store(con, filters, options=options, store=str(path))
     finally:
         con.close()
     if not report.steps:

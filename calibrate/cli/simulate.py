@@ -9,7 +9,9 @@ import typer
 
 from calibrate.cli.app import app, handle_errors
 from calibrate.cli.render import echo_json
-from calibrate.simulate import simulate
+from calibrate.lazy import lazy_module
+
+simulation = lazy_module("calibrate.simulate")
 
 
 @app.command("simulate")
@@ -26,5 +28,5 @@ def simulate_command(
     The ground truth (true acceptability per submission) goes to OUT/.truth/,
     which `calibrate ingest` never reads.
     """
-    manifest = simulate(out, runs=runs, seed=seed)
+    manifest = simulation.simulate(out, runs=runs, seed=seed)
     echo_json(manifest)

@@ -9,9 +9,11 @@ import typer
 from calibrate.cli.app import app, handle_errors
 from calibrate.cli.options import DbOption
 from calibrate.cli.render import echo_json, terminal_safe
-from calibrate.consistency import FLAG_DESCRIPTIONS
-from calibrate.status import quarantine_rows, store_status
+from calibrate.lazy import lazy_module
 from calibrate.store import connect
+
+consistency = lazy_module("calibrate.consistency")
+store_status = lazy_module("calibrate.status")
 
 
 @app.command("status")
@@ -33,8 +35,8 @@ def status_command(
         raise typer.BadParameter("must be table or json", param_hint="--format")
     con = connect(db, read_only=True)
     try:
-        info = store_status(con)
-        rows = quarantine_rows(con, limit) if quarantine else []
+        info = store_status.store_status(con)
+        rows = store_status.quarantine_rows(con, limit) if quarantine else []
     finally:
         con.close()
     if fmt == "json":
@@ -61,7 +63,7 @@ def status_command(
     if flagged:
         typer.echo("\nflags (loaded, but worth a look):")
         for name, count in flagged.items():
-            typer.echo(f"  {count:>6}  {FLAG_DESCRIPTIONS[name]}")
+            typer.echo(f"  {count:>6}  {consistency.FLAG_DESCRIPTIONS[name]}")
     if quarantine:
         typer.echo("\nquarantined records:")
         for r in rows:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-import yaml
 
-from calibrate.analysis import thresholds as lib
-from calibrate.analysis.stats import MIN_N
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
@@ -28,9 +25,17 @@ from calibrate.cli.options import (
     make_filters,
 )
 from calibrate.cli.render import echo_json
+from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, MIN_N, TRADEOFF_ALPHAS
+from calibrate.lazy import lazy_module
 from calibrate.profile import Kind, Question
 from calibrate.store import connect
 from calibrate.textsafe import strip_control
+
+if TYPE_CHECKING:
+    from calibrate.analysis import thresholds as lib
+else:
+    lib = lazy_module("calibrate.analysis.thresholds")
+yaml = lazy_module("yaml")
 
 WIDTH = 80
 
@@ -45,9 +50,9 @@ class ThresholdsFormat(StrEnum):
 @handle_errors
 def thresholds_command(
     db: DbOption = None,
-    alpha: AlphaOption = lib.DEFAULT_ALPHA,
-    delta: DeltaOption = lib.DEFAULT_DELTA,
-    beta: BetaOption = lib.DEFAULT_BETA,
+    alpha: AlphaOption = DEFAULT_ALPHA,
+    delta: DeltaOption = DEFAULT_DELTA,
+    beta: BetaOption = DEFAULT_BETA,
     process: ProcessOption = None,
     step: StepOption = None,
     model: ModelOption = None,
@@ -262,7 +267,7 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
 
 
 def tradeoff_lines(
-    s: lib.StepThresholds, alphas: Sequence[float] = lib.TRADEOFF_ALPHAS
+    s: lib.StepThresholds, alphas: Sequence[float] = TRADEOFF_ALPHAS
 ) -> list[str]:
     """Certified bound against the share decided without a person, for a range of alpha."""
     frame = s.tradeoff(alphas)

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
-import pandas as pd
 
 RAW_PREVIEW = 2000
 
@@ -74,6 +73,8 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, *, max_line_bytes: int
     if not rows:
         _insert_bad(con, bad)
         return
+
+    import pandas as pd  # here, not at the top: `calibrate ingest` starts without pandas
 
     # Rows have different lengths, so work on all cells in one flat array with per-row
     # offsets: every test below is one vectorised pass, not a Python loop per row.

@@ -1,0 +1,110 @@
+"""Defaults shared by the library and the command line, in a module that imports nothing heavy.
+
+The command line shows these as its options' defaults at start-up, before any
+analysis module (pandas, SciPy, scikit-learn) is loaded; the analysis modules
+import them from here, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: Below this many observations a rate is shown as "too few" rather than as a number.
+MIN_N = 20
+
+#: The default guarantee: false passes <= alpha and false fails <= beta, with probability >= 1 - delta.
+DEFAULT_ALPHA, DEFAULT_DELTA, DEFAULT_BETA = 0.05, 0.1, 0.2
+
+#: The alphas of the default trade-off table.
+TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
+
+#: Reliability diagrams: number of bins.
+DEFAULT_BINS = 10
+
+
+@dataclass(frozen=True)
+class ReadinessOptions:
+    """Limits of the decision, each with its default; see the module docstring.
+
+    Parameters
+    ----------
+    alpha : float, default=0.05
+        Largest acceptable false-pass rate, P(not acceptable | pass).
+    delta : float, default=0.1
+        The certified bounds hold with probability at least ``1 - delta``.
+    beta : float, default=0.2
+        Largest acceptable false-fail rate, P(acceptable | fail).
+    min_coverage : float, default=0.5
+        Least share of submissions the check must decide without a person
+        (pass + fail); below it the check saves little.
+    min_labels : int, default=100
+        Least labeled submissions on the current model and wording before a
+        step can be READY (and before a poor result is called NO rather than
+        NOT_YET). The drift test needs some data in each half too.
+    drift_level : float, default=0.01
+        Family-wise level of the drift test (split over the two rates tested).
+        Strict on purpose: a drift verdict says NO, and every step is tested,
+        so at 0.05 one step in twenty would be refused for noise; the audit
+        after the switch watches for smaller drifts.
+    max_error_rate : float, default=0.02
+        Largest share of ``error`` verdicts (the evaluator did not answer).
+    max_truncation_rate : float, default=0.05
+        Largest share of checks whose run data was truncated (check-1 §5).
+    minutes_per_review : float, default=5.0
+        A person's time per reviewed submission, for the hours saved.
+    audit_weeks : int, default=4
+        After the switch, a rise of the false-pass rate to ``audit_factor x
+        alpha`` should be detected within this many weeks.
+    audit_factor : float, default=2.0
+        The rise the audit is sized to detect, as a multiple of ``alpha``.
+    audit_power : float, default=0.8
+        Probability that the audit detects that rise within ``audit_weeks``.
+    audit_level : float, default=0.05
+        False-alarm level of the audit's test.
+    recent_days : int, default=28
+        The step's recent volume is measured over its last this many days.
+    """
+
+    alpha: float = DEFAULT_ALPHA
+    delta: float = DEFAULT_DELTA
+    beta: float = DEFAULT_BETA
+    min_coverage: float = 0.5
+    min_labels: int = 100
+    drift_level: float = 0.01
+    max_error_rate: float = 0.02
+    max_truncation_rate: float = 0.05
+    minutes_per_review: float = 5.0
+    audit_weeks: int = 4
+    audit_factor: float = 2.0
+    audit_power: float = 0.8
+    audit_level: float = 0.05
+    recent_days: int = 28
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "delta", "beta", "drift_level", "audit_level"):
+            value = getattr(self, name)
+            if not 0 < value < 1:
+                raise ValueError(f"{name} must be in (0, 1), got {value}")
+        for name in ("min_coverage", "max_error_rate", "max_truncation_rate"):
+            value = getattr(self, name)
+            if not 0 <= value <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
+        if not 0 < self.audit_power < 1:
+            raise ValueError(f"audit_power must be in (0, 1), got {self.audit_power}")
+        if self.audit_factor <= 1 or self.audit_factor * self.alpha >= 1:
+            raise ValueError(
+                f"audit_factor must be above 1 with audit_factor x alpha below 1, got {self.audit_factor}"
+            )
+        if self.min_labels < 1:
+            raise ValueError(f"min_labels must be at least 1, got {self.min_labels}")
+        if self.minutes_per_review < 0:
+            raise ValueError(f"minutes_per_review must be >= 0, got {self.minutes_per_review}")
+        if self.audit_weeks < 1:
+            raise ValueError(f"audit_weeks must be at least 1, got {self.audit_weeks}")
+        if self.recent_days < 1:
+            raise ValueError(f"recent_days must be at least 1, got {self.recent_days}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as a plain dict (for report.json)."""
+        return asdict(self)
