@@ -14,14 +14,13 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 
 import duckdb
 
 from calibrate.errors import CalibrateError, ProcessFileError, StoreError, UsageError
 from calibrate.ingest import lines as _lines
-from calibrate.ingest import process_files
+from calibrate.ingest import process_files, statements
 from calibrate.ingest.sources import Source, discover, json_file_kind
 from calibrate.ingest.tables import Unreadable, stage_csv, stage_parquet
 
@@ -65,26 +64,28 @@ class IngestReport:
         return {"files": [asdict(f) for f in self.files], "totals": self.totals}
 
 
-def _statements() -> list[tuple[str, str]]:
-    text = (
-        resources.files("calibrate.sql").joinpath("ingest_records.sql").read_text(encoding="utf-8")
-    )
-    out = []
-    for block in text.split("-- name: ")[1:]:
-        name, _, body = block.partition("\n")
-        out.append((name.strip(), body.strip()))
-    return out
+RECORD_PIPELINE = statements.load("ingest_records.sql")
+TYPED_LANE = statements.load("ingest_typed.sql")
+#: Beyond this share of records the typed lane cannot take, the whole file takes the record pipeline.
+TYPED_LANE_MAX_SLOW_SHARE = 0.5
+#: Smaller files take the record pipeline whole: the lane's fixed cost is not worth it there.
+TYPED_LANE_MIN_BYTES = 4 * 1024 * 1024
+#: Off: every record takes the record pipeline, also a decision table's rows (the tests load
+#: both ways and compare).
+TYPED_LANE_ENABLED = True
 
 
-RECORD_PIPELINE = _statements()
-
-
-def _sha256(path: Path) -> str:
+def _sha256(path: Path) -> tuple[str, int]:
+    """The file's SHA-256 and its number of lines (a last line without a newline counts)."""
     h = hashlib.sha256()
+    newlines = 0
+    last = b""
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(8 * 1024 * 1024), b""):
             h.update(block)
-    return h.hexdigest()
+            newlines += block.count(b"\n")
+            last = block[-1:]
+    return h.hexdigest(), newlines + (1 if last not in (b"", b"\n") else 0)
 
 
 def ingest(
@@ -191,7 +192,7 @@ def ingest_file(
             note=f"not an export kind ({path.suffix or 'no extension'})",
         )
     try:
-        digest = _sha256(path)
+        digest, n_lines = _sha256(path)
         size = path.stat().st_size
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -206,6 +207,9 @@ def ingest_file(
             str(path), seen[3], "unchanged", seen[0], seen[1], 0, seen[2], "already ingested"
         )
     tick = progress(path, size) if progress is not None else None
+    # Outside the file's transaction, so that its staging tables are freed as they are replaced.
+    use_lane = source.kind == "records" and TYPED_LANE_ENABLED and size >= TYPED_LANE_MIN_BYTES
+    slow_lines = _typed_lane(con, path, n_lines) if use_lane else None
     con.execute("BEGIN TRANSACTION")
     try:
         file_id = con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
@@ -219,10 +223,19 @@ def ingest_file(
             else:
                 stager = lambda c, p: _stage_json_document(c, p, text, max_line_bytes)  # noqa: E731
                 result = _ingest_records(con, path, file_id, "json", stager, max_line_bytes, tick)
+        elif kind == "records" and slow_lines is not None:
+            stager = lambda c, p: _lines.stage_selected_lines(c, p, slow_lines)  # noqa: E731
+            result = _ingest_records(
+                con, path, file_id, kind, stager, max_line_bytes, tick, lane=True
+            )
+            if tick is not None:
+                tick(size)
         elif kind == "records":
             result = _ingest_records(con, path, file_id, kind, None, max_line_bytes, tick)
         elif kind == "csv":
-            stager = lambda c, p: stage_csv(c, p, max_line_bytes=max_line_bytes)  # noqa: E731
+            stager = lambda c, p: stage_csv(  # noqa: E731
+                c, p, max_line_bytes=max_line_bytes, direct_decisions=TYPED_LANE_ENABLED
+            )
             result = _ingest_records(con, path, file_id, kind, stager, max_line_bytes, tick)
         else:
             result = _ingest_records(con, path, file_id, kind, stage_parquet, max_line_bytes, tick)
@@ -232,6 +245,7 @@ def ingest_file(
              result.read, result.loaded, result.new, result.quarantined],
         )  # fmt: skip
         con.execute("COMMIT")
+        _drop_lane_tables(con)
     except UnicodeDecodeError as exc:
         _rollback(con)
         return _whole_file_quarantine(
@@ -292,7 +306,77 @@ def _whole_file_quarantine(
     return FileResult(str(path), kind, "loaded", 1, 0, 0, 1, reason)
 
 
-def _ingest_records(con, path, file_id, kind, stager, max_line_bytes, tick) -> FileResult:
+def _typed_lane(con: duckdb.DuckDBPyConnection, path: Path, n_lines: int):
+    """Load what DuckDB's typed reader can take of a JSON-lines file; return the other lines.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        Sorted line numbers of the records left to the record pipeline (the
+        lane's candidates wait in the ``f_*`` tables), or ``None`` when the
+        whole file must take the record pipeline: the strict reader refused it
+        (a line that is not JSON, a duplicate key, an unexpected shape), it
+        skipped blank lines (so its row numbers are not line numbers), or most
+        records were left over anyway.
+    """
+    import numpy as np
+
+    con.execute(RECORD_PIPELINE["macros"])
+    con.execute(TYPED_LANE["empty"])
+    con.execute("SET preserve_insertion_order = true")  # rowid + 1 is then the line number
+    try:
+        con.execute(TYPED_LANE["read"], [str(path)])
+    except duckdb.Error:
+        _drop_lane_tables(con)
+        return None
+    n_rows = con.execute("SELECT count(*) FROM t_doc").fetchone()[0]
+    if n_rows != n_lines:
+        _drop_lane_tables(con)
+        return None
+    for name, sql in TYPED_LANE.items():
+        if name not in ("empty", "read", "csv_decisions"):  # the steps after the read, in order
+            con.execute(sql)
+    slow = con.execute("SELECT DISTINCT rec FROM c_slow ORDER BY rec").fetchnumpy()["rec"]
+    if len(slow) > TYPED_LANE_MAX_SLOW_SHARE * max(n_rows, 1):
+        _drop_lane_tables(con)
+        return None
+    _drop_tables(con, LANE_WORK_TABLES)  # the candidates stay, in the c_* tables
+    return np.asarray(slow, dtype=np.int64)
+
+
+#: The typed lane's working tables (its candidates are in c_* tables, see ingest_typed.sql).
+LANE_WORK_TABLES = (
+    "t_doc",
+    "t_run",
+    "t_step",
+    "t_hist",
+    "t_attempt",
+    "t_check",
+    "t_q",
+    "t_dec",
+    "t_dec2",
+)
+
+
+def _drop_tables(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> None:
+    for table in tables:
+        con.execute(f"DROP TABLE IF EXISTS {table}")  # noqa: S608 - fixed names
+
+
+def _drop_lane_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the typed lane's working tables and empty its candidate tables."""
+    _drop_tables(con, LANE_WORK_TABLES)
+    con.execute(TYPED_LANE["empty"])
+
+
+def _ingest_records(
+    con, path, file_id, kind, stager, max_line_bytes, tick, *, lane: bool = False
+) -> FileResult:
+    """Stage a file's records and run the record pipeline; ``lane``: the typed lane took part of it."""
+    con.execute(RECORD_PIPELINE["macros"])  # the CSV loader's decision rows use them too
+    if not lane:
+        # No typed lane for this file: no candidates yet (a decision table adds some).
+        con.execute(TYPED_LANE["empty"])
     _lines.create_stage(con)
     if stager is None:
         _lines.stage_lines(con, path, max_line_bytes=max_line_bytes, on_progress=tick)
@@ -303,7 +387,7 @@ def _ingest_records(con, path, file_id, kind, stager, max_line_bytes, tick) -> F
         [file_id, str(path)],
     )
     counts = None
-    for name, sql in RECORD_PIPELINE:
+    for name, sql in RECORD_PIPELINE.items():
         if name == "counts":
             counts = con.execute(sql).fetchone()
         else:

@@ -24,7 +24,11 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from calibrate.ingest import statements
+
 RAW_PREVIEW = 2000
+#: The columns of a decision table (docs/formats.md); a CSV with only these loads its good rows directly.
+DECISION_COLUMNS = ("run", "process", "step", "attempt", "decision", "by", "at", "note")
 
 #: Surrogate escapes stand for bytes that were not valid UTF-8.
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
@@ -38,11 +42,21 @@ class Unreadable(Exception):
         self.reason = reason
 
 
-def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, *, max_line_bytes: int) -> None:
+def stage_csv(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    *,
+    max_line_bytes: int,
+    direct_decisions: bool = True,
+) -> None:
     """Load a CSV file's rows into ``stage_lines``; unusable rows go to ``pre_bad``.
 
     Records are numbered by their position after the header (``row N``), since
-    a quoted newline makes CSV rows and file lines differ.
+    a quoted newline makes CSV rows and file lines differ. In a decision table
+    (only the columns of :data:`DECISION_COLUMNS`), with ``direct_decisions``,
+    the rows that pass every rule of the record pipeline go straight to the
+    ``c_decisions`` candidates (as that pipeline would load them); only the
+    others are staged.
 
     Raises
     ------
@@ -110,10 +124,23 @@ def stage_csv(con: duckdb.DuckDBPyConnection, path: Path, *, max_line_bytes: int
     con.register("csv_values", values)
     con.register("csv_recs", recs)
     try:
+        if direct_decisions and set(names) <= set(DECISION_COLUMNS) and "decision" in names:
+            # A decision table: rows that pass every rule load directly; only the others are staged.
+            cells = ", ".join(
+                f'v."{c}" AS "{c}"' if c in names else f'NULL::VARCHAR AS "{c}"'
+                for c in DECISION_COLUMNS
+            )
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW csv_cells AS SELECT r.rec, {cells} "  # noqa: S608 - our own column names
+                "FROM csv_values v POSITIONAL JOIN csv_recs r"
+            )
+            con.execute(statements.load("ingest_typed.sql")["csv_decisions"])
+            con.execute("DROP VIEW csv_cells")
         con.execute(
             """INSERT INTO stage_lines
-               SELECT r.rec, NULL, 'row ' || r.rec, to_json(v)::VARCHAR
-               FROM csv_values v POSITIONAL JOIN csv_recs r"""
+               SELECT x.rec, NULL, 'row ' || x.rec, to_json(x.v)::VARCHAR
+               FROM (SELECT r.rec, v FROM csv_values v POSITIONAL JOIN csv_recs r) x
+               ANTI JOIN c_decisions d USING (rec)"""
         )
     finally:
         con.unregister("csv_values")

@@ -3,7 +3,10 @@
 -- file's transaction. Every record (rec) ends up either in bad_records
 -- (quarantined, with reasons) or loaded whole.
 -- Inputs: temp tables stage_lines(rec, line_no, json_path, line) and
--- pre_bad(rec, line_no, json_path, raw, reason), created by the loader.
+-- pre_bad(rec, line_no, json_path, raw, reason), created by the loader, and the
+-- typed lane's candidates f_recs, f_checks, f_answers, f_decisions (ingest_typed.sql;
+-- empty unless that lane took part of the file), which the inserts read beside
+-- this pipeline's own rows so that keys and duplicates are settled over both.
 
 -- name: macros
 -- An attempt is an integer in [1, 2^31 - 1]; anything else is NULL, which
@@ -387,10 +390,19 @@ FROM bad_reasons GROUP BY rec;
 CREATE OR REPLACE TEMP TABLE s_good_check AS
 SELECT md5(concat_ws(chr(31), run_id, step, attempt_raw::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
                      coalesce(model, ''))) AS check_id,
-       -- Only what the inserts read: the verdict's JSON text stays behind.
        rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
-       at_ts, recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END AS truncation, n_questions
-FROM s_check3 c ANTI JOIN s_bad b USING (rec)
+       at_ts, recorded_in, is_truncated, truncation, n_questions
+FROM (
+    -- Only what the inserts read: the verdict's JSON text stays behind.
+    SELECT rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
+           at_ts, recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END AS truncation, n_questions,
+           priority
+    FROM s_check3 c ANTI JOIN s_bad b USING (rec)
+    UNION ALL
+    SELECT rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
+           at_ts, recorded_in, is_truncated, truncation, n_questions, priority
+    FROM f_checks
+)
 QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1;
 
 -- name: new_checks
@@ -414,7 +426,11 @@ SELECT n.check_id, q.position,
        CASE WHEN q.kind = 'rubric' THEN q.answer_num::INTEGER END,
        q.confidence_num,
        CASE WHEN q.result_type = 'VARCHAR' THEN q.result_text END
-FROM s_new_check n JOIN s_q2 q USING (rec, path);
+FROM s_new_check n JOIN (
+    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM s_q2
+    UNION ALL
+    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM f_answers
+) q USING (rec, path);
 
 -- name: insert_runs
 INSERT INTO runs
@@ -422,6 +438,8 @@ SELECT run_id, any_value(process_name), any_value(version_text), (SELECT file_id
 FROM (
     SELECT k.run_id, k.process_name, k.version_text FROM s_kind k ANTI JOIN s_bad b USING (rec)
     WHERE k.kind IN ('run', 'verdict')
+    UNION ALL
+    SELECT run_id, process_name, version_text FROM f_recs
 ) r
 WHERE NOT EXISTS (SELECT 1 FROM runs x WHERE x.run_id = r.run_id)
 GROUP BY run_id;
@@ -431,7 +449,13 @@ CREATE OR REPLACE TEMP TABLE s_new_dec AS
 SELECT * FROM (
     SELECT md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
                          coalesce(at_ts::VARCHAR, ''))) AS decision_id, d.*
-    FROM s_dec2 d ANTI JOIN s_bad b USING (rec)
+    FROM (
+        SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+        FROM s_dec2 ANTI JOIN s_bad b USING (rec)
+        UNION ALL
+        SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+        FROM f_decisions
+    ) d
     QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY rec) = 1
 ) g ANTI JOIN decisions x USING (decision_id);
 
@@ -459,7 +483,8 @@ WHERE NOT EXISTS (
 
 -- name: counts
 SELECT
-    (SELECT count(*) FROM s_rec) + (SELECT count(DISTINCT rec) FROM pre_bad) AS n_read,
+    (SELECT count(*) FROM s_rec) + (SELECT count(DISTINCT rec) FROM pre_bad)
+    + (SELECT count(*) FROM (SELECT rec FROM f_recs UNION SELECT rec FROM f_decisions)) AS n_read,
     (SELECT count(*) FROM s_bad) AS n_quarantined,
     (SELECT count(DISTINCT rec) FROM (
         SELECT rec FROM s_new_check UNION ALL SELECT rec FROM s_new_dec)) AS n_new;

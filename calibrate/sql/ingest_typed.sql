@@ -1,0 +1,289 @@
+-- The typed lane: a JSON-lines file of run documents, parsed once by DuckDB's
+-- own reader into typed columns (in parallel), and turned into candidate rows.
+--
+-- It only takes records it can load exactly as the record pipeline
+-- (ingest_records.sql) would; every other record is a "slow" record that the
+-- record pipeline reads from its raw line, with every rule and reason it has.
+-- The reader is strict: a line that is not JSON, a duplicate key, or a value
+-- whose shape is not the expected one (a check that is a string, a question
+-- that is a number) fails the read, and then the whole file goes through the
+-- record pipeline. Leaves are read as JSON, so their types are checked here
+-- with the record pipeline's own tests (json_type), never coerced.
+--
+-- Inputs: the file path (bound as $1) and the macros of ingest_records.sql.
+-- Outputs: the lane's rows c_runs, c_checks, c_answers, c_decisions and the
+-- records it leaves to the record pipeline, c_slow. The views f_recs, f_checks,
+-- f_answers and f_decisions show the rows of the records the lane keeps; the
+-- record pipeline reads them beside its own rows. (The CSV loader writes
+-- decision rows into c_decisions the same way.)
+
+-- name: empty
+-- The lane's outputs, empty: made for every file, so that the record pipeline can always read them.
+CREATE OR REPLACE TEMP TABLE c_slow (rec BIGINT);
+CREATE OR REPLACE TEMP TABLE c_runs (rec BIGINT, run_id VARCHAR, process_name VARCHAR, version_text VARCHAR);
+CREATE OR REPLACE TEMP TABLE c_checks (
+    rec BIGINT, line_no BIGINT, path VARCHAR, run_id VARCHAR, process_name VARCHAR, version_text VARCHAR,
+    step VARCHAR, attempt_raw BIGINT, verdict VARCHAR, advisory BOOLEAN, model VARCHAR, at_ts TIMESTAMPTZ,
+    recorded_in VARCHAR, is_truncated BOOLEAN, truncation JSON, n_questions BIGINT, priority INTEGER,
+    bad BOOLEAN);
+CREATE OR REPLACE TEMP TABLE c_answers (
+    rec BIGINT, path VARCHAR, position INTEGER, ask VARCHAR, kind VARCHAR, answer_num DOUBLE, answer_text VARCHAR,
+    confidence_num DOUBLE, result_type VARCHAR, result_text VARCHAR);
+CREATE OR REPLACE TEMP TABLE c_decisions (
+    rec BIGINT, line_no BIGINT, path VARCHAR, run_id VARCHAR, process_name VARCHAR, step VARCHAR, attempt BIGINT,
+    decision VARCHAR, decided_by VARCHAR, at_ts TIMESTAMPTZ, note VARCHAR, source VARCHAR);
+CREATE OR REPLACE TEMP VIEW f_recs AS SELECT * FROM c_runs ANTI JOIN c_slow USING (rec);
+CREATE OR REPLACE TEMP VIEW f_checks AS SELECT * FROM c_checks ANTI JOIN c_slow USING (rec);
+CREATE OR REPLACE TEMP VIEW f_answers AS SELECT * FROM c_answers ANTI JOIN c_slow USING (rec);
+CREATE OR REPLACE TEMP VIEW f_decisions AS SELECT * FROM c_decisions ANTI JOIN c_slow USING (rec);
+
+-- name: read
+-- Rows are stored in file order (insertion order is preserved), so rowid + 1 is the line
+-- number; the loader checks that the reader skipped no line (a blank one) before relying on it.
+CREATE OR REPLACE TEMP TABLE t_doc AS
+    SELECT * FROM read_json($1, format = 'newline_delimited', records = true, maximum_object_size = 67108864,
+        columns = {
+            run: 'JSON', process: 'JSON', version: 'JSON',
+            steps: 'MAP(VARCHAR, STRUCT(
+                "check" STRUCT(verdict JSON, advisory JSON, model JSON, "at" JSON, truncated JSON,
+                               questions STRUCT(ask JSON, kind JSON, answer JSON, confidence JSON, result JSON)[]),
+                history STRUCT(attempt JSON, decision JSON, "by" JSON, "at" JSON, note JSON,
+                               "check" STRUCT(verdict JSON, advisory JSON, model JSON, "at" JSON, truncated JSON,
+                                              questions STRUCT(ask JSON, kind JSON, answer JSON, confidence JSON, result JSON)[]))[],
+                escalation STRUCT(resolution JSON, output JSON, "by" JSON, "at" JSON, note JSON,
+                                  "check" STRUCT(verdict JSON, advisory JSON, model JSON, "at" JSON, truncated JSON,
+                                                 questions STRUCT(ask JSON, kind JSON, answer JSON, confidence JSON, result JSON)[])),
+                decision JSON, reviews JSON, "by" JSON, "at" JSON, note JSON, attempt JSON))',
+            handoff: 'STRUCT(step JSON, "check" STRUCT(verdict JSON, advisory JSON, model JSON, "at" JSON, truncated JSON,
+                             questions STRUCT(ask JSON, kind JSON, answer JSON, confidence JSON, result JSON)[]))'
+        });
+
+-- name: runs
+-- Run documents: the records this lane can take (the others are not run documents).
+CREATE OR REPLACE TEMP TABLE t_run AS
+SELECT rowid + 1 AS rec,
+    CASE WHEN json_type(run) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (run->>'$') END AS run_id,
+    CASE WHEN json_type(process) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (process->>'$') END AS process_name,
+    CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text,
+    handoff
+FROM t_doc WHERE steps IS NOT NULL;
+
+-- name: run_rows
+INSERT INTO c_runs SELECT rec, run_id, process_name, version_text FROM t_run;
+
+-- name: steps
+CREATE OR REPLACE TEMP TABLE t_step AS
+SELECT d.rowid + 1 AS rec, unnest(map_keys(d.steps)) AS step, generate_subscripts(map_keys(d.steps), 1) AS ordinal,
+       unnest(map_values(d.steps)) AS sd
+FROM t_doc d WHERE d.steps IS NOT NULL;
+
+-- name: history
+CREATE OR REPLACE TEMP TABLE t_hist AS
+SELECT rec, step, (generate_subscripts(sd.history, 1) - 1)::INTEGER AS idx, unnest(sd.history) AS hd
+FROM t_step WHERE len(sd.history) > 0;
+
+-- name: attempts
+-- The current attempt of each step: its own "attempt", else one past its history.
+CREATE OR REPLACE TEMP TABLE t_attempt AS
+WITH h AS (
+    SELECT rec, step,
+           max(CASE WHEN hd.attempt IS NULL OR json_type(hd.attempt) = 'NULL' THEN idx + 1
+                    ELSE json_attempt(hd.attempt) END) + 1 AS next_attempt,
+           -- a history attempt that is not a positive integer makes max() skip it; the record pipeline would
+           -- then compute the same max, but such a record is slow anyway (its history check or decision is bad)
+           bool_or(hd.attempt IS NOT NULL AND json_type(hd.attempt) <> 'NULL' AND json_attempt(hd.attempt) IS NULL) AS bad_attempt
+    FROM t_hist GROUP BY rec, step
+)
+SELECT s.rec, s.step,
+       CASE WHEN s.sd.attempt IS NOT NULL AND json_type(s.sd.attempt) <> 'NULL' THEN json_attempt(s.sd.attempt)
+            ELSE coalesce(h.next_attempt, 1) END AS current_attempt,
+       coalesce(h.bad_attempt, false) AS bad_attempt
+FROM t_step s LEFT JOIN h USING (rec, step);
+
+-- name: checks
+-- Every verdict object, wherever it was recorded, as the record pipeline's checks_raw lists them.
+CREATE OR REPLACE TEMP TABLE t_check AS
+SELECT s.rec, '$.steps.' || s.step || '.check' AS path, s.step, a.current_attempt AS attempt_raw,
+       'steps.check' AS recorded_in, 2 AS priority, s.sd."check" AS v
+FROM t_step s JOIN t_attempt a USING (rec, step)
+WHERE s.sd."check" IS NOT NULL
+UNION ALL
+SELECT s.rec, '$.steps.' || s.step || '.escalation.check', s.step, a.current_attempt,
+       'escalation.check', 1, s.sd.escalation."check"
+FROM t_step s JOIN t_attempt a USING (rec, step)
+WHERE s.sd.escalation."check" IS NOT NULL
+UNION ALL
+SELECT h.rec, '$.steps.' || h.step || '.history[' || h.idx || '].check', h.step,
+       CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
+            ELSE json_attempt(h.hd.attempt) END,
+       'history', 3, h.hd."check"
+FROM t_hist h
+WHERE h.hd."check" IS NOT NULL
+UNION ALL
+SELECT r.rec, '$.handoff.check',
+       CASE WHEN json_type(r.handoff.step) = 'VARCHAR' THEN (r.handoff.step->>'$') END,
+       coalesce((SELECT a.current_attempt FROM t_attempt a
+                 WHERE a.rec = r.rec AND a.step = (r.handoff.step->>'$') AND json_type(r.handoff.step) = 'VARCHAR'), 1),
+       'handoff.check', 4, r.handoff."check"
+FROM t_run r
+WHERE r.handoff."check" IS NOT NULL;
+
+-- name: checks_typed
+INSERT INTO c_checks
+SELECT c.rec, c.rec, c.path, r.run_id, r.process_name, r.version_text, c.step, c.attempt_raw,
+       c.verdict, c.advisory, c.model, c.at_ts, c.recorded_in, c.is_truncated,
+       CASE WHEN c.is_truncated THEN c.v.truncated END, c.n_questions, c.priority,
+       -- The record pipeline's bad_checks rules, as one flag (its reasons come from that pipeline);
+       -- unknown (NULL) counts as bad, so a doubt always sends the record to that pipeline.
+       coalesce(c.v.verdict IS NULL
+           OR coalesce(c.verdict, '') NOT IN ('pass', 'fail', 'unsure', 'error')
+           OR (c.v.questions IS NULL AND c.verdict <> 'error')
+           OR (len(c.v.questions) = 0 AND c.verdict IN ('pass', 'fail', 'unsure'))
+           OR (c.v."at" IS NOT NULL AND c.at_ts IS NULL)
+           OR (c.v.advisory IS NOT NULL AND json_type(c.v.advisory) <> 'BOOLEAN')
+           OR (c.v.model IS NOT NULL AND json_type(c.v.model) <> 'VARCHAR')
+           OR c.attempt_raw IS NULL OR c.attempt_raw < 1 OR c.attempt_raw > 2147483647
+           OR (c.recorded_in = 'handoff.check' AND c.step IS NULL), true)
+FROM (
+    SELECT *,
+           CASE WHEN json_type(v.verdict) = 'VARCHAR' THEN (v.verdict->>'$') END AS verdict,
+           CASE WHEN json_type(v.advisory) = 'BOOLEAN' THEN ((v.advisory->>'$'))::BOOLEAN END AS advisory,
+           CASE WHEN json_type(v.model) = 'VARCHAR' THEN (v.model->>'$') END AS model,
+           CASE WHEN json_type(v."at") = 'VARCHAR' THEN iso_time((v."at"->>'$')) END AS at_ts,
+           v.truncated IS NOT NULL AND (v.truncated->>'$') <> 'false' AS is_truncated,
+           coalesce(len(v.questions), 0) AS n_questions
+    FROM t_check
+) c JOIN t_run r USING (rec);
+
+-- name: questions
+CREATE OR REPLACE TEMP TABLE t_q AS
+SELECT rec, path, position, q IS NULL AS q_null,
+       CASE WHEN json_type(q.ask) = 'VARCHAR' THEN (q.ask->>'$') END AS ask,
+       CASE WHEN json_type(q.kind) = 'VARCHAR' THEN (q.kind->>'$') END AS kind,
+       json_type(q.answer) AS answer_type,
+       (q.answer->>'$') AS answer_text,
+       json_number(q.answer) AS answer_num,
+       q.confidence IS NOT NULL AS has_confidence,
+       json_number(q.confidence) AS confidence_num,
+       json_type(q.result) AS result_type,
+       (q.result->>'$') AS result_text
+FROM (
+    SELECT rec, path, (generate_subscripts(v.questions, 1) - 1)::INTEGER AS position, unnest(v.questions) AS q
+    FROM t_check WHERE len(v.questions) > 0
+);
+
+-- name: bad_questions
+-- The record pipeline's bad_questions rules, as one flag per record.
+INSERT INTO c_slow
+SELECT DISTINCT rec FROM t_q
+WHERE coalesce(q_null
+   OR coalesce(trim(ask), '') = ''
+   OR coalesce(kind, '') NOT IN ('yes_no', 'choice', 'rubric')
+   OR answer_type IS NULL
+   OR (kind = 'yes_no' AND (answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT') OR answer_num IS NULL
+                            OR isnan(answer_num) OR isinf(answer_num) OR answer_num < 0 OR answer_num > 1))
+   OR (kind = 'choice' AND (answer_type <> 'VARCHAR' OR trim(answer_text) = ''))
+   OR (kind = 'rubric' AND NOT (answer_type IN ('UBIGINT', 'BIGINT') AND answer_num BETWEEN 0 AND 2147483647))
+   OR (has_confidence AND (confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
+                           OR confidence_num < 0 OR confidence_num > 1))
+   OR (result_type IS NOT NULL AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')), true)
+UNION
+SELECT rec FROM t_q WHERE ask IS NOT NULL GROUP BY rec, path, ask HAVING count(*) > 1
+UNION
+SELECT rec FROM c_checks WHERE bad
+UNION
+SELECT rec FROM t_attempt WHERE bad_attempt OR current_attempt IS NULL
+UNION
+-- Not run documents (verdict lines, decisions, anything else), and runs without a usable id.
+SELECT rowid + 1 FROM t_doc WHERE steps IS NULL
+UNION
+SELECT rec FROM t_run WHERE run_id IS NULL OR run_id = '';
+
+-- name: decisions
+-- Decisions from approve steps, history and escalations, as the record pipeline's decisions_raw.
+CREATE OR REPLACE TEMP TABLE t_dec AS
+WITH checked AS (
+    SELECT s.rec, s.step, s.ordinal FROM t_step s
+    WHERE s.sd."check" IS NOT NULL OR len(s.sd.history) > 0 OR s.sd.escalation IS NOT NULL
+),
+approvals AS (
+    SELECT s.*,
+           coalesce(
+               CASE WHEN json_type(s.sd.reviews) = 'VARCHAR' THEN (s.sd.reviews->>'$') END,
+               (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = s.rec AND c.ordinal < s.ordinal)
+           ) AS reviewed
+    FROM t_step s
+    WHERE s.sd.decision IS NOT NULL
+)
+SELECT ap.rec, '$.steps.' || ap.step AS path, ap.reviewed AS step,
+       (SELECT a.current_attempt FROM t_attempt a WHERE a.rec = ap.rec AND a.step = ap.reviewed) AS attempt,
+       ap.sd.decision AS decision_json, ap.sd.by AS by_json, ap.sd."at" AS at_json, ap.sd.note AS note_json,
+       'approve step' AS source
+FROM approvals ap
+UNION ALL
+SELECT h.rec, '$.steps.' || h.step || '.history[' || h.idx || ']', h.step,
+       CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
+            ELSE json_attempt(h.hd.attempt) END,
+       h.hd.decision, h.hd.by, h.hd."at", h.hd.note, 'history'
+FROM t_hist h WHERE h.hd.decision IS NOT NULL
+UNION ALL
+SELECT s.rec, '$.steps.' || s.step || '.escalation', s.step, a.current_attempt,
+       CASE (s.sd.escalation.resolution->>'$')
+           WHEN 'completed' THEN CASE WHEN (s.sd.escalation.output->>'$') = 'own' THEN '"replaced"' ELSE '"completed"' END
+           ELSE s.sd.escalation.resolution END::JSON,
+       s.sd.escalation.by, s.sd.escalation."at", s.sd.escalation.note, 'escalation'
+FROM t_step s JOIN t_attempt a USING (rec, step)
+WHERE s.sd.escalation.resolution IS NOT NULL;
+
+-- name: decisions_typed
+CREATE OR REPLACE TEMP TABLE t_dec2 AS
+SELECT rec, path, step, attempt, source, decision_json, at_json,
+       CASE WHEN json_type(decision_json) = 'VARCHAR' THEN (decision_json->>'$') END AS decision,
+       CASE WHEN json_type(by_json) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (by_json->>'$') END AS decided_by,
+       CASE WHEN json_type(at_json) = 'VARCHAR' THEN nullif((at_json->>'$'), '') END AS at_text,
+       CASE WHEN json_type(at_json) = 'VARCHAR' THEN iso_time(nullif((at_json->>'$'), '')) END AS at_ts,
+       CASE WHEN json_type(note_json) = 'VARCHAR' THEN nullif((note_json->>'$'), '') END AS note
+FROM t_dec;
+
+-- name: bad_decisions
+-- The record pipeline's bad_decisions rules.
+INSERT INTO c_slow
+SELECT DISTINCT rec FROM t_dec2
+WHERE coalesce(coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
+   OR coalesce(step, '') = ''
+   OR attempt IS NULL OR attempt < 1 OR attempt > 2147483647
+   OR (at_text IS NOT NULL AND at_ts IS NULL)
+   OR (at_json IS NOT NULL AND json_type(at_json) <> 'VARCHAR'), true)
+EXCEPT SELECT rec FROM c_slow;
+
+-- name: answer_rows
+INSERT INTO c_answers
+SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM t_q;
+
+-- name: decision_rows
+INSERT INTO c_decisions
+SELECT d.rec, d.rec, d.path, r.run_id, r.process_name, d.step, d.attempt, d.decision, d.decided_by, d.at_ts, d.note,
+       d.source
+FROM t_dec2 d JOIN t_run r USING (rec);
+
+-- name: csv_decisions
+-- A decision table (CSV): its rows as the record pipeline would load them, for the rows that
+-- pass every rule that pipeline applies to a decision record; the loader stages the others.
+-- Input: the temp view csv_cells(rec, run, process, step, attempt, decision, by, at, note),
+-- cells as text, an empty cell NULL.
+INSERT INTO c_decisions
+SELECT rec, NULL, '$', run, process, step, attempt, decision, "by", at_ts, nullif(note, ''), 'table'
+FROM (
+    SELECT *,
+           -- A table cell holds the attempt as text: digits only ('1.5' must not round to 2).
+           CASE WHEN regexp_matches(attempt_text, '^\s*[0-9]{1,10}\s*$')
+                     AND try_cast(trim(attempt_text) AS BIGINT) BETWEEN 1 AND 2147483647
+                THEN try_cast(trim(attempt_text) AS BIGINT) END AS attempt,
+           iso_time(nullif("at", '')) AS at_ts
+    FROM (SELECT * EXCLUDE (attempt), attempt AS attempt_text FROM csv_cells)
+)
+WHERE coalesce(run <> ''
+      AND decision IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
+      AND coalesce(step, '') <> ''
+      AND attempt IS NOT NULL
+      AND (nullif("at", '') IS NULL OR at_ts IS NOT NULL), false);

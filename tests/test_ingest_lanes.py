@@ -1,0 +1,241 @@
+"""The typed lane and the direct decision-table rows load exactly what the record pipeline loads.
+
+Every file is ingested twice, with the fast paths on and off, and every table
+of the two stores is compared row for row (the ingest time aside).
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import calibrate.ingest as ing
+from calibrate.store import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "sample"
+BAD = ROOT / "tests" / "data" / "bad"
+TABLES = {
+    "runs": "*",
+    "checks": "*",
+    "answers": "*",
+    "decisions": "*",
+    "quarantine": "*",
+    "files": "* EXCLUDE (ingested_at)",
+}
+
+
+def _load(tmp_path: Path, paths: list[Path], *, fast: bool, monkeypatch) -> tuple[Path, dict]:
+    monkeypatch.setattr(ing, "TYPED_LANE_ENABLED", fast)
+    monkeypatch.setattr(ing, "TYPED_LANE_MIN_BYTES", 0)
+    db = tmp_path / ("fast.duckdb" if fast else "slow.duckdb")
+    con = connect(db)
+    try:
+        report = ing.ingest(con, paths)
+    finally:
+        con.close()
+    return db, report.to_dict()
+
+
+def _differences(tmp_path: Path, paths: list[Path], monkeypatch) -> dict[str, tuple[int, int, int]]:
+    fast_db, fast_report = _load(tmp_path, paths, fast=True, monkeypatch=monkeypatch)
+    slow_db, slow_report = _load(tmp_path, paths, fast=False, monkeypatch=monkeypatch)
+    assert fast_report == slow_report
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{fast_db}' AS f (READ_ONLY)")
+    con.execute(f"ATTACH '{slow_db}' AS s (READ_ONLY)")
+    out = {}
+    for table, cols in TABLES.items():
+        only_fast = con.execute(
+            f"SELECT count(*) FROM (SELECT {cols} FROM f.{table} EXCEPT ALL SELECT {cols} FROM s.{table})"  # noqa: S608
+        ).fetchone()[0]
+        only_slow = con.execute(
+            f"SELECT count(*) FROM (SELECT {cols} FROM s.{table} EXCEPT ALL SELECT {cols} FROM f.{table})"  # noqa: S608
+        ).fetchone()[0]
+        total = con.execute(f"SELECT count(*) FROM s.{table}").fetchone()[0]  # noqa: S608
+        out[table] = (total, only_fast, only_slow)
+    con.close()
+    return out
+
+
+def _assert_same(diff: dict[str, tuple[int, int, int]]) -> None:
+    bad = {t: d for t, d in diff.items() if d[1] or d[2]}
+    assert not bad, f"tables differ (total, only fast, only slow): {bad}"
+
+
+def _checked_step(doc: dict) -> dict:
+    return next(s for s in doc["steps"].values() if isinstance(s.get("check"), dict))
+
+
+def _approve_step(doc: dict) -> dict | None:
+    return next((s for s in doc["steps"].values() if "decision" in s), None)
+
+
+# Each mutation changes one leaf, so the strict reader still takes the line; the
+# lane must then leave the record to the record pipeline (or load it the same way).
+def _mutations() -> list:
+    def chk(f):
+        def apply(doc):
+            f(_checked_step(doc)["check"])
+
+        return apply
+
+    def q0(f):
+        def apply(doc):
+            f(_checked_step(doc)["check"]["questions"][0])
+
+        return apply
+
+    def approve(f):
+        def apply(doc):
+            step = _approve_step(doc)
+            if step is not None:
+                f(step)
+
+        return apply
+
+    return [
+        chk(lambda c: c.update(verdict="maybe")),
+        chk(lambda c: c.update(verdict=None)),
+        chk(lambda c: c.update(at="yesterday")),
+        chk(lambda c: c.update(at=12)),
+        chk(lambda c: c.update(model=7)),
+        chk(lambda c: c.update(advisory="yes")),
+        chk(lambda c: c.update(questions=[])),
+        chk(lambda c: c.update(questions=None)),
+        chk(lambda c: c.update(verdict="unsure", questions=[])),
+        chk(lambda c: c.update(verdict="error", questions=None)),  # valid: the evaluator did not answer
+        chk(lambda c: c.update(truncated={"bytes": 10})),  # valid: loaded, flagged truncated
+        chk(lambda c: c.update(truncated=False)),
+        chk(lambda c: c["questions"].append(copy.deepcopy(c["questions"][0]))),
+        q0(lambda q: q.update(answer=1.5)),
+        q0(lambda q: q.update(answer="0.4")),
+        q0(lambda q: q.update(answer=None)),
+        q0(lambda q: q.pop("ask")),
+        q0(lambda q: q.update(ask="   ")),
+        q0(lambda q: q.update(kind="scale")),
+        q0(lambda q: q.update(confidence=2)),
+        q0(lambda q: q.update(confidence="high")),
+        q0(lambda q: q.update(result="maybe")),
+        q0(lambda q: q.update(result=1)),
+        approve(lambda s: s.update(decision="ok")),
+        approve(lambda s: s.update(at="soon")),
+        approve(lambda s: s.update(at=5)),
+        approve(lambda s: s.update(reviews="no-such-step")),
+        approve(lambda s: s.update(note="  see <b>ticket</b> ")),
+        lambda doc: doc.update(run=""),
+        lambda doc: doc.update(run=42),  # a numeric run id is accepted
+        lambda doc: doc.update(version=2.5),
+        lambda doc: _checked_step(doc).update(attempt=0),
+        lambda doc: _checked_step(doc).update(attempt=3),
+        lambda doc: _checked_step(doc).update(
+            history=[{"attempt": "two", "check": copy.deepcopy(_checked_step(doc)["check"])}]
+        ),
+        lambda doc: _checked_step(doc).update(
+            escalation={
+                "check": copy.deepcopy(_checked_step(doc)["check"]),
+                "resolution": "completed",
+                "output": "own",
+                "by": "zoe",
+                "at": "2026-08-04T00:00:00Z",
+            }
+        ),
+        lambda doc: doc.update(handoff={"check": copy.deepcopy(_checked_step(doc)["check"])}),
+    ]
+
+
+def _mixed_file(tmp_path: Path) -> tuple[Path, int]:
+    """Sample run documents, every mutation applied to some, and other kinds of record."""
+    docs = [json.loads(line) for line in (SAMPLE / "runs.jsonl").read_text().splitlines()[:400]]
+    lines = []
+    mutations = _mutations()
+    for i, doc in enumerate(docs):
+        if i % 7 == 3:
+            mutations[(i // 7) % len(mutations)](doc)
+        lines.append(json.dumps(doc))
+    # A verdict line repeating a run document's check (the same natural key), and a decision record.
+    first = docs[0]
+    step_id = next(k for k, s in first["steps"].items() if isinstance(s.get("check"), dict))
+    lines.append(
+        json.dumps(
+            {"run": first["run"], "step": step_id, "check": first["steps"][step_id]["check"]}
+        )
+    )
+    lines.append(
+        json.dumps(
+            {"run": first["run"], "step": step_id, "attempt": 1, "decision": "approved", "by": "x"}
+        )
+    )
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, len(lines)
+
+
+def test_mixed_file_loads_the_same_both_ways(tmp_path, monkeypatch):
+    path, n = _mixed_file(tmp_path)
+    diff = _differences(tmp_path, [path, SAMPLE / "process-expense-review.yaml"], monkeypatch)
+    _assert_same(diff)
+    assert diff["checks"][0] > 300 and diff["quarantine"][0] > 20
+
+
+def test_the_typed_lane_takes_the_clean_records_and_leaves_the_rest(tmp_path):
+    path, n = _mixed_file(tmp_path)
+    con = duckdb.connect()
+    slow = ing._typed_lane(con, path, n)
+    assert slow is not None, "the strict reader should take this file"
+    taken = con.execute("SELECT count(*) FROM f_recs").fetchone()[0]
+    # the two last lines are not run documents; most mutated ones are left over
+    assert {n - 1, n} <= set(slow.tolist())
+    assert 20 < len(slow) < 80 and taken + len(slow) == n
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{}\n\n{}\n",  # a blank line: row numbers would not be line numbers
+        '{"run": "a", "steps": {"s": {"check": "not an object"}}}\n',  # a shape the reader refuses
+        '{"run": "a", "run": "b", "steps": {}}\n',  # a duplicate key
+        "not json\n",
+    ],
+)
+def test_files_the_reader_cannot_take_whole_go_to_the_record_pipeline(tmp_path, content):
+    path = tmp_path / "x.jsonl"
+    path.write_text(content)
+    con = duckdb.connect()
+    assert ing._typed_lane(con, path, content.count("\n")) is None
+    assert con.execute("SELECT count(*) FROM f_recs").fetchone()[0] == 0
+
+
+def test_bad_corpus_loads_the_same_both_ways(tmp_path, monkeypatch):
+    _assert_same(_differences(tmp_path, [BAD], monkeypatch))
+
+
+def test_sample_loads_the_same_both_ways(tmp_path, monkeypatch):
+    _assert_same(_differences(tmp_path, [SAMPLE], monkeypatch))
+
+
+def test_decision_table_with_good_and_bad_rows_loads_the_same_both_ways(tmp_path, monkeypatch):
+    rows = [
+        ["run", "process", "step", "attempt", "decision", "by", "at", "note"],
+        ["r1", "p", "s", "1", "approved", "ana", "2026-08-03T00:00:00Z", ""],
+        ["r2", "p", "s", "1", "rejected", "ben", "", "looks off"],
+        ["r3", "p", "s", "1.5", "approved", "ana", "", ""],  # attempt not an integer
+        ["r4", "p", "s", "1", "maybe", "ana", "", ""],  # unknown decision
+        ["", "p", "s", "1", "approved", "ana", "", ""],  # no run
+        ["r5", "p", "", "1", "approved", "ana", "", ""],  # no step
+        ["r6", "p", "s", "1", "approved", "ana", "tomorrow", ""],  # bad time
+        ["r7", "p", "s", " 2 ", "returned", "", "2026-08-03", "=cmd()"],
+        ["r1", "p", "s", "1", "approved", "ana", "2026-08-03T00:00:00Z", ""],  # duplicate row
+        ["r8", "p", "s", "1", "", "ana", "", ""],  # no decision
+    ]
+    path = tmp_path / "decisions.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    diff = _differences(tmp_path, [path], monkeypatch)
+    _assert_same(diff)
+    assert diff["decisions"][0] == 3 and diff["quarantine"][0] == 6
