@@ -109,7 +109,8 @@ def _mutations() -> list:
         chk(lambda c: c.update(questions=[])),
         chk(lambda c: c.update(questions=None)),
         chk(lambda c: c.update(verdict="unsure", questions=[])),
-        chk(lambda c: c.update(verdict="error", questions=None)),  # valid: the evaluator did not answer
+        # valid: the evaluator did not answer
+        chk(lambda c: c.update(verdict="error", questions=None)),
         chk(lambda c: c.update(truncated={"bytes": 10})),  # valid: loaded, flagged truncated
         chk(lambda c: c.update(truncated=False)),
         chk(lambda c: c["questions"].append(copy.deepcopy(c["questions"][0]))),

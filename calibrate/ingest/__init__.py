@@ -345,20 +345,11 @@ def _typed_lane(con: duckdb.DuckDBPyConnection, path: Path, n_lines: int):
 
 
 #: The typed lane's working tables (its candidates are in c_* tables, see ingest_typed.sql).
-LANE_WORK_TABLES = (
-    "t_doc",
-    "t_run",
-    "t_step",
-    "t_hist",
-    "t_attempt",
-    "t_check",
-    "t_q",
-    "t_dec",
-    "t_dec2",
-)
+LANE_WORK_TABLES = ("t_doc", "t_step", "t_hist")
 
 
 def _drop_tables(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> None:
+    con.execute("DROP VIEW IF EXISTS t_check; DROP VIEW IF EXISTS t_dec")  # views over these tables
     for table in tables:
         con.execute(f"DROP TABLE IF EXISTS {table}")  # noqa: S608 - fixed names
 

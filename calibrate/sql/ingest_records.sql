@@ -386,8 +386,10 @@ SELECT rec, any_value(line_no) AS line_no, any_value(json_path) AS json_path,
            AS reason
 FROM bad_reasons GROUP BY rec;
 
--- name: good_checks
-CREATE OR REPLACE TEMP TABLE s_good_check AS
+-- name: new_checks
+-- Good checks, one per natural key (the most direct record of it), that the store does not hold yet.
+CREATE OR REPLACE TEMP TABLE s_new_check AS
+SELECT * FROM (
 SELECT md5(concat_ws(chr(31), run_id, step, attempt_raw::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
                      coalesce(model, ''))) AS check_id,
        rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
@@ -403,11 +405,8 @@ FROM (
            at_ts, recorded_in, is_truncated, truncation, n_questions, priority
     FROM f_checks
 )
-QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1;
-
--- name: new_checks
-CREATE OR REPLACE TEMP TABLE s_new_check AS
-SELECT g.* FROM s_good_check g ANTI JOIN checks c USING (check_id);
+QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1
+) g ANTI JOIN checks c USING (check_id);
 
 -- name: insert_checks
 INSERT INTO checks

@@ -28,10 +28,12 @@ CREATE OR REPLACE TEMP TABLE c_checks (
     bad BOOLEAN);
 CREATE OR REPLACE TEMP TABLE c_answers (
     rec BIGINT, path VARCHAR, position INTEGER, ask VARCHAR, kind VARCHAR, answer_num DOUBLE, answer_text VARCHAR,
-    confidence_num DOUBLE, result_type VARCHAR, result_text VARCHAR);
+    confidence_num DOUBLE, result_type VARCHAR, result_text VARCHAR,
+    q_null BOOLEAN, answer_type VARCHAR, has_confidence BOOLEAN);
 CREATE OR REPLACE TEMP TABLE c_decisions (
     rec BIGINT, line_no BIGINT, path VARCHAR, run_id VARCHAR, process_name VARCHAR, step VARCHAR, attempt BIGINT,
-    decision VARCHAR, decided_by VARCHAR, at_ts TIMESTAMPTZ, note VARCHAR, source VARCHAR);
+    decision VARCHAR, decided_by VARCHAR, at_ts TIMESTAMPTZ, note VARCHAR, source VARCHAR,
+    decision_json JSON, at_json JSON, at_text VARCHAR);
 CREATE OR REPLACE TEMP VIEW f_recs AS SELECT * FROM c_runs ANTI JOIN c_slow USING (rec);
 CREATE OR REPLACE TEMP VIEW f_checks AS SELECT * FROM c_checks ANTI JOIN c_slow USING (rec);
 CREATE OR REPLACE TEMP VIEW f_answers AS SELECT * FROM c_answers ANTI JOIN c_slow USING (rec);
@@ -60,77 +62,70 @@ CREATE OR REPLACE TEMP TABLE t_doc AS
 
 -- name: runs
 -- Run documents: the records this lane can take (the others are not run documents).
-CREATE OR REPLACE TEMP TABLE t_run AS
+INSERT INTO c_runs
 SELECT rowid + 1 AS rec,
     CASE WHEN json_type(run) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (run->>'$') END AS run_id,
     CASE WHEN json_type(process) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (process->>'$') END AS process_name,
-    CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text,
-    handoff
+    CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text
 FROM t_doc WHERE steps IS NOT NULL;
 
--- name: run_rows
-INSERT INTO c_runs SELECT rec, run_id, process_name, version_text FROM t_run;
-
 -- name: steps
+-- One row per step, with its record's run fields and its current attempt: its own "attempt",
+-- else one past its history (an entry without an attempt counts as its position).
 CREATE OR REPLACE TEMP TABLE t_step AS
-SELECT d.rowid + 1 AS rec, unnest(map_keys(d.steps)) AS step, generate_subscripts(map_keys(d.steps), 1) AS ordinal,
-       unnest(map_values(d.steps)) AS sd
-FROM t_doc d WHERE d.steps IS NOT NULL;
+SELECT *,
+       CASE WHEN sd.attempt IS NOT NULL AND json_type(sd.attempt) <> 'NULL' THEN json_attempt(sd.attempt)
+            ELSE coalesce(list_max(list_transform(sd.history, lambda h, i:
+                     CASE WHEN h.attempt IS NULL OR json_type(h.attempt) = 'NULL' THEN i
+                          ELSE json_attempt(h.attempt) END)) + 1, 1) END AS current_attempt,
+       -- An attempt in the history that is not a positive integer: the record pipeline says why.
+       coalesce(list_bool_or(list_transform(sd.history, lambda h:
+           h.attempt IS NOT NULL AND json_type(h.attempt) <> 'NULL' AND json_attempt(h.attempt) IS NULL)), false)
+           AS bad_attempt
+FROM (
+    SELECT r.rec, r.run_id, r.process_name, r.version_text,
+           unnest(map_keys(d.steps)) AS step, generate_subscripts(map_keys(d.steps), 1) AS ordinal,
+           unnest(map_values(d.steps)) AS sd
+    FROM t_doc d JOIN c_runs r ON r.rec = d.rowid + 1
+);
 
 -- name: history
 CREATE OR REPLACE TEMP TABLE t_hist AS
-SELECT rec, step, (generate_subscripts(sd.history, 1) - 1)::INTEGER AS idx, unnest(sd.history) AS hd
+SELECT rec, run_id, process_name, version_text, step, (generate_subscripts(sd.history, 1) - 1)::INTEGER AS idx,
+       unnest(sd.history) AS hd
 FROM t_step WHERE len(sd.history) > 0;
-
--- name: attempts
--- The current attempt of each step: its own "attempt", else one past its history.
-CREATE OR REPLACE TEMP TABLE t_attempt AS
-WITH h AS (
-    SELECT rec, step,
-           max(CASE WHEN hd.attempt IS NULL OR json_type(hd.attempt) = 'NULL' THEN idx + 1
-                    ELSE json_attempt(hd.attempt) END) + 1 AS next_attempt,
-           -- a history attempt that is not a positive integer makes max() skip it; the record pipeline would
-           -- then compute the same max, but such a record is slow anyway (its history check or decision is bad)
-           bool_or(hd.attempt IS NOT NULL AND json_type(hd.attempt) <> 'NULL' AND json_attempt(hd.attempt) IS NULL) AS bad_attempt
-    FROM t_hist GROUP BY rec, step
-)
-SELECT s.rec, s.step,
-       CASE WHEN s.sd.attempt IS NOT NULL AND json_type(s.sd.attempt) <> 'NULL' THEN json_attempt(s.sd.attempt)
-            ELSE coalesce(h.next_attempt, 1) END AS current_attempt,
-       coalesce(h.bad_attempt, false) AS bad_attempt
-FROM t_step s LEFT JOIN h USING (rec, step);
 
 -- name: checks
 -- Every verdict object, wherever it was recorded, as the record pipeline's checks_raw lists them.
-CREATE OR REPLACE TEMP TABLE t_check AS
-SELECT s.rec, '$.steps.' || s.step || '.check' AS path, s.step, a.current_attempt AS attempt_raw,
-       'steps.check' AS recorded_in, 2 AS priority, s.sd."check" AS v
-FROM t_step s JOIN t_attempt a USING (rec, step)
+-- A view: read twice (typed columns, questions), it costs less than storing the verdicts again.
+CREATE OR REPLACE TEMP VIEW t_check AS
+SELECT s.rec, s.run_id, s.process_name, s.version_text, '$.steps.' || s.step || '.check' AS path, s.step,
+       s.current_attempt AS attempt_raw, 'steps.check' AS recorded_in, 2 AS priority, s.sd."check" AS v
+FROM t_step s
 WHERE s.sd."check" IS NOT NULL
 UNION ALL
-SELECT s.rec, '$.steps.' || s.step || '.escalation.check', s.step, a.current_attempt,
-       'escalation.check', 1, s.sd.escalation."check"
-FROM t_step s JOIN t_attempt a USING (rec, step)
+SELECT s.rec, s.run_id, s.process_name, s.version_text, '$.steps.' || s.step || '.escalation.check', s.step,
+       s.current_attempt, 'escalation.check', 1, s.sd.escalation."check"
+FROM t_step s
 WHERE s.sd.escalation."check" IS NOT NULL
 UNION ALL
-SELECT h.rec, '$.steps.' || h.step || '.history[' || h.idx || '].check', h.step,
+SELECT h.rec, h.run_id, h.process_name, h.version_text, '$.steps.' || h.step || '.history[' || h.idx || '].check', h.step,
        CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
             ELSE json_attempt(h.hd.attempt) END,
        'history', 3, h.hd."check"
 FROM t_hist h
 WHERE h.hd."check" IS NOT NULL
 UNION ALL
-SELECT r.rec, '$.handoff.check',
+SELECT r.rec, r.run_id, r.process_name, r.version_text, '$.handoff.check',
        CASE WHEN json_type(r.handoff.step) = 'VARCHAR' THEN (r.handoff.step->>'$') END,
-       coalesce((SELECT a.current_attempt FROM t_attempt a
+       coalesce((SELECT a.current_attempt FROM t_step a
                  WHERE a.rec = r.rec AND a.step = (r.handoff.step->>'$') AND json_type(r.handoff.step) = 'VARCHAR'), 1),
        'handoff.check', 4, r.handoff."check"
-FROM t_run r
-WHERE r.handoff."check" IS NOT NULL;
+FROM (SELECT c.*, d.handoff FROM t_doc d JOIN c_runs c ON c.rec = d.rowid + 1 WHERE d.handoff."check" IS NOT NULL) r;
 
 -- name: checks_typed
 INSERT INTO c_checks
-SELECT c.rec, c.rec, c.path, r.run_id, r.process_name, r.version_text, c.step, c.attempt_raw,
+SELECT c.rec, c.rec, c.path, c.run_id, c.process_name, c.version_text, c.step, c.attempt_raw,
        c.verdict, c.advisory, c.model, c.at_ts, c.recorded_in, c.is_truncated,
        CASE WHEN c.is_truncated THEN c.v.truncated END, c.n_questions, c.priority,
        -- The record pipeline's bad_checks rules, as one flag (its reasons come from that pipeline);
@@ -153,20 +148,21 @@ FROM (
            v.truncated IS NOT NULL AND (v.truncated->>'$') <> 'false' AS is_truncated,
            coalesce(len(v.questions), 0) AS n_questions
     FROM t_check
-) c JOIN t_run r USING (rec);
+) c;
 
 -- name: questions
-CREATE OR REPLACE TEMP TABLE t_q AS
-SELECT rec, path, position, q IS NULL AS q_null,
+INSERT INTO c_answers
+SELECT rec, path, position,
        CASE WHEN json_type(q.ask) = 'VARCHAR' THEN (q.ask->>'$') END AS ask,
        CASE WHEN json_type(q.kind) = 'VARCHAR' THEN (q.kind->>'$') END AS kind,
-       json_type(q.answer) AS answer_type,
-       (q.answer->>'$') AS answer_text,
        json_number(q.answer) AS answer_num,
-       q.confidence IS NOT NULL AS has_confidence,
+       (q.answer->>'$') AS answer_text,
        json_number(q.confidence) AS confidence_num,
        json_type(q.result) AS result_type,
-       (q.result->>'$') AS result_text
+       (q.result->>'$') AS result_text,
+       q IS NULL AS q_null,
+       json_type(q.answer) AS answer_type,
+       q.confidence IS NOT NULL AS has_confidence
 FROM (
     SELECT rec, path, (generate_subscripts(v.questions, 1) - 1)::INTEGER AS position, unnest(v.questions) AS q
     FROM t_check WHERE len(v.questions) > 0
@@ -175,7 +171,7 @@ FROM (
 -- name: bad_questions
 -- The record pipeline's bad_questions rules, as one flag per record.
 INSERT INTO c_slow
-SELECT DISTINCT rec FROM t_q
+SELECT DISTINCT rec FROM c_answers
 WHERE coalesce(q_null
    OR coalesce(trim(ask), '') = ''
    OR coalesce(kind, '') NOT IN ('yes_no', 'choice', 'rubric')
@@ -188,20 +184,20 @@ WHERE coalesce(q_null
                            OR confidence_num < 0 OR confidence_num > 1))
    OR (result_type IS NOT NULL AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')), true)
 UNION
-SELECT rec FROM t_q WHERE ask IS NOT NULL GROUP BY rec, path, ask HAVING count(*) > 1
+SELECT rec FROM c_answers WHERE ask IS NOT NULL GROUP BY rec, path, ask HAVING count(*) > 1
 UNION
 SELECT rec FROM c_checks WHERE bad
 UNION
-SELECT rec FROM t_attempt WHERE bad_attempt OR current_attempt IS NULL
+SELECT rec FROM t_step WHERE bad_attempt OR current_attempt IS NULL
 UNION
 -- Not run documents (verdict lines, decisions, anything else), and runs without a usable id.
 SELECT rowid + 1 FROM t_doc WHERE steps IS NULL
 UNION
-SELECT rec FROM t_run WHERE run_id IS NULL OR run_id = '';
+SELECT rec FROM c_runs WHERE run_id IS NULL OR run_id = '';
 
 -- name: decisions
 -- Decisions from approve steps, history and escalations, as the record pipeline's decisions_raw.
-CREATE OR REPLACE TEMP TABLE t_dec AS
+CREATE OR REPLACE TEMP VIEW t_dec AS
 WITH checked AS (
     SELECT s.rec, s.step, s.ordinal FROM t_step s
     WHERE s.sd."check" IS NOT NULL OR len(s.sd.history) > 0 OR s.sd.escalation IS NOT NULL
@@ -215,40 +211,41 @@ approvals AS (
     FROM t_step s
     WHERE s.sd.decision IS NOT NULL
 )
-SELECT ap.rec, '$.steps.' || ap.step AS path, ap.reviewed AS step,
-       (SELECT a.current_attempt FROM t_attempt a WHERE a.rec = ap.rec AND a.step = ap.reviewed) AS attempt,
+SELECT ap.rec, ap.run_id, ap.process_name, '$.steps.' || ap.step AS path, ap.reviewed AS step,
+       (SELECT a.current_attempt FROM t_step a WHERE a.rec = ap.rec AND a.step = ap.reviewed) AS attempt,
        ap.sd.decision AS decision_json, ap.sd.by AS by_json, ap.sd."at" AS at_json, ap.sd.note AS note_json,
        'approve step' AS source
 FROM approvals ap
 UNION ALL
-SELECT h.rec, '$.steps.' || h.step || '.history[' || h.idx || ']', h.step,
+SELECT h.rec, h.run_id, h.process_name, '$.steps.' || h.step || '.history[' || h.idx || ']', h.step,
        CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
             ELSE json_attempt(h.hd.attempt) END,
        h.hd.decision, h.hd.by, h.hd."at", h.hd.note, 'history'
 FROM t_hist h WHERE h.hd.decision IS NOT NULL
 UNION ALL
-SELECT s.rec, '$.steps.' || s.step || '.escalation', s.step, a.current_attempt,
+SELECT s.rec, s.run_id, s.process_name, '$.steps.' || s.step || '.escalation', s.step, s.current_attempt,
        CASE (s.sd.escalation.resolution->>'$')
            WHEN 'completed' THEN CASE WHEN (s.sd.escalation.output->>'$') = 'own' THEN '"replaced"' ELSE '"completed"' END
            ELSE s.sd.escalation.resolution END::JSON,
        s.sd.escalation.by, s.sd.escalation."at", s.sd.escalation.note, 'escalation'
-FROM t_step s JOIN t_attempt a USING (rec, step)
+FROM t_step s
 WHERE s.sd.escalation.resolution IS NOT NULL;
 
 -- name: decisions_typed
-CREATE OR REPLACE TEMP TABLE t_dec2 AS
-SELECT rec, path, step, attempt, source, decision_json, at_json,
+INSERT INTO c_decisions
+SELECT d.rec, d.rec, d.path, d.run_id, d.process_name, d.step, d.attempt,
        CASE WHEN json_type(decision_json) = 'VARCHAR' THEN (decision_json->>'$') END AS decision,
        CASE WHEN json_type(by_json) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (by_json->>'$') END AS decided_by,
-       CASE WHEN json_type(at_json) = 'VARCHAR' THEN nullif((at_json->>'$'), '') END AS at_text,
        CASE WHEN json_type(at_json) = 'VARCHAR' THEN iso_time(nullif((at_json->>'$'), '')) END AS at_ts,
-       CASE WHEN json_type(note_json) = 'VARCHAR' THEN nullif((note_json->>'$'), '') END AS note
-FROM t_dec;
+       CASE WHEN json_type(note_json) = 'VARCHAR' THEN nullif((note_json->>'$'), '') END AS note,
+       d.source, d.decision_json, d.at_json,
+       CASE WHEN json_type(at_json) = 'VARCHAR' THEN nullif((at_json->>'$'), '') END AS at_text
+FROM t_dec d;
 
 -- name: bad_decisions
 -- The record pipeline's bad_decisions rules.
 INSERT INTO c_slow
-SELECT DISTINCT rec FROM t_dec2
+SELECT DISTINCT rec FROM c_decisions
 WHERE coalesce(coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
    OR coalesce(step, '') = ''
    OR attempt IS NULL OR attempt < 1 OR attempt > 2147483647
@@ -256,23 +253,13 @@ WHERE coalesce(coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned'
    OR (at_json IS NOT NULL AND json_type(at_json) <> 'VARCHAR'), true)
 EXCEPT SELECT rec FROM c_slow;
 
--- name: answer_rows
-INSERT INTO c_answers
-SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM t_q;
-
--- name: decision_rows
-INSERT INTO c_decisions
-SELECT d.rec, d.rec, d.path, r.run_id, r.process_name, d.step, d.attempt, d.decision, d.decided_by, d.at_ts, d.note,
-       d.source
-FROM t_dec2 d JOIN t_run r USING (rec);
-
 -- name: csv_decisions
 -- A decision table (CSV): its rows as the record pipeline would load them, for the rows that
 -- pass every rule that pipeline applies to a decision record; the loader stages the others.
 -- Input: the temp view csv_cells(rec, run, process, step, attempt, decision, by, at, note),
 -- cells as text, an empty cell NULL.
 INSERT INTO c_decisions
-SELECT rec, NULL, '$', run, process, step, attempt, decision, "by", at_ts, nullif(note, ''), 'table'
+SELECT rec, NULL, '$', run, process, step, attempt, decision, "by", at_ts, nullif(note, ''), 'table', NULL, NULL, NULL
 FROM (
     SELECT *,
            -- A table cell holds the attempt as text: digits only ('1.5' must not round to 2).
