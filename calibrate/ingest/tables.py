@@ -5,7 +5,7 @@ CSV is parsed with Python's :mod:`csv` module in strict mode, not DuckDB's
 (and then reads every row as one column), and after an unterminated quote it
 can drop the rest of the file without a reject. Python's reader is driven by
 ``list()`` in C, so the fast path has no Python loop per row; ragged, blank and
-badly encoded rows are found with vectorised pandas operations. Only a file
+badly encoded rows are found with vectorised NumPy operations. Only a file
 with a quoting error takes a slower path that re-reads it row by row, so that
 one stray quote quarantines its own row rather than the file.
 
@@ -88,12 +88,12 @@ def stage_csv(
         _insert_bad(con, bad)
         return
 
-    import pandas as pd  # here, not at the top: `calibrate ingest` starts without pandas
-
     # Rows have different lengths, so work on all cells in one flat array with per-row
-    # offsets: every test below is one vectorised pass, not a Python loop per row.
+    # offsets: every test below is one vectorised pass (or a map of a C function), not a
+    # Python loop per row.
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    flat = pd.Series(list(itertools.chain.from_iterable(rows)), dtype=object)
+    flat = np.empty(int(lengths.sum()), dtype=object)
+    flat[:] = list(itertools.chain.from_iterable(rows))
     stops = np.cumsum(lengths)
     starts = stops - lengths
 
@@ -101,11 +101,15 @@ def stage_csv(
         total = np.concatenate(([0], np.cumsum(cell_flags, dtype=np.int64)))
         return total[stops] - total[starts]
 
-    blank = per_row(flat.str.strip().ne("").to_numpy(dtype=bool)) == 0
+    # A row is blank when all its cells are blank: when its cells joined are blank.
+    blank = ~np.fromiter(map(bool, map(str.strip, map("".join, rows))), dtype=bool, count=len(rows))
     ragged = ~blank & (lengths != len(names))
     broken = np.zeros(len(rows), dtype=bool)
     if undecodable:
-        broken = ~blank & (per_row(flat.str.contains(_UNDECODABLE).to_numpy(dtype=bool)) > 0)
+        has_bad = np.fromiter(
+            map(bool, map(_UNDECODABLE.search, flat)), dtype=bool, count=len(flat)
+        )
+        broken = ~blank & (per_row(has_bad) > 0)
     for i in np.flatnonzero(ragged & ~broken):
         bad.append((int(numbers[i]), _csv_line(rows[i]),
                     f"row has {lengths[i]} fields but the header names {len(names)} columns"))  # fmt: skip
@@ -117,34 +121,55 @@ def stage_csv(
     good = ~(blank | ragged | broken)
     if not good.any():
         return
-    cells = flat.to_numpy(dtype=object, copy=True)[np.repeat(good, lengths)].reshape(-1, len(names))
+    cells = flat[np.repeat(good, lengths)].reshape(-1, len(names))
     cells[cells == ""] = None  # an empty cell is a missing value, as in DuckDB's CSV reader
-    values = pd.DataFrame(cells, columns=names, dtype=object)
-    recs = pd.DataFrame({"rec": numbers[good]})
-    con.register("csv_values", values)
-    con.register("csv_recs", recs)
+    _stage_cells(con, names, cells, numbers[good], direct_decisions=direct_decisions)
+
+
+def _stage_cells(
+    con: duckdb.DuckDBPyConnection,
+    names: list[str],
+    cells: np.ndarray,
+    recs: np.ndarray,
+    *,
+    direct_decisions: bool,
+) -> None:
+    """Stage well-formed rows as JSON objects keyed by the header; a decision table's good rows load directly.
+
+    The cells reach DuckDB as an Arrow table (columns ``c0``, ``c1``, ...),
+    and the header's names as bound keys of ``json_object``: nothing from the
+    file is SQL text.
+    """
+    import pyarrow as pa  # here, not at the top: only a CSV needs it
+
+    columns = [f"c{i}" for i in range(len(names))]
+    table = pa.table(
+        {"rec": pa.array(recs, type=pa.int64())}
+        | {c: pa.array(cells[:, i], type=pa.string()) for i, c in enumerate(columns)}
+    )
+    con.register("csv_rows", table)
     try:
         if direct_decisions and set(names) <= set(DECISION_COLUMNS) and "decision" in names:
             # A decision table: rows that pass every rule load directly; only the others are staged.
-            cells = ", ".join(
-                f'v."{c}" AS "{c}"' if c in names else f'NULL::VARCHAR AS "{c}"'
+            position = {name: f"c{i}" for i, name in enumerate(names)}
+            picked = ", ".join(
+                f'{position[c]} AS "{c}"' if c in position else f'NULL::VARCHAR AS "{c}"'
                 for c in DECISION_COLUMNS
             )
             con.execute(
-                f"CREATE OR REPLACE TEMP VIEW csv_cells AS SELECT r.rec, {cells} "  # noqa: S608 - our own column names
-                "FROM csv_values v POSITIONAL JOIN csv_recs r"
+                f"CREATE OR REPLACE TEMP VIEW csv_cells AS SELECT rec, {picked} FROM csv_rows"  # noqa: S608 - our own names
             )
             con.execute(statements.load("ingest_typed.sql")["csv_decisions"])
             con.execute("DROP VIEW csv_cells")
+        pairs = ", ".join(f"?, {c}" for c in columns)
         con.execute(
-            """INSERT INTO stage_lines
-               SELECT x.rec, NULL, 'row ' || x.rec, to_json(x.v)::VARCHAR
-               FROM (SELECT r.rec, v FROM csv_values v POSITIONAL JOIN csv_recs r) x
-               ANTI JOIN c_decisions d USING (rec)"""
+            f"""INSERT INTO stage_lines
+                SELECT rec, NULL, 'row ' || rec, json_object({pairs})::VARCHAR
+                FROM csv_rows ANTI JOIN c_decisions d USING (rec)""",  # noqa: S608 - c0, c1, ...; keys are bound
+            list(names),
         )
     finally:
-        con.unregister("csv_values")
-        con.unregister("csv_recs")
+        con.unregister("csv_rows")
 
 
 def _read_rows(
