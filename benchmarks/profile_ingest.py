@@ -55,7 +55,7 @@ def profile(runs_jsonl: Path, db: Path, *, lane: bool) -> Timer:
 
     timer = Timer()
     con = connect(db)
-    _, n_lines = timer("sha256 and line count", lambda: ing._sha256(runs_jsonl))
+    n_lines = timer("sha256 and line count", lambda: ing._scan(runs_jsonl)).lines
     con.execute(ing.RECORD_PIPELINE["macros"])
     con.execute(ing.TYPED_LANE["empty"])
     slow = None

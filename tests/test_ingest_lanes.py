@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import hashlib
 import json
 from pathlib import Path
 
@@ -240,3 +241,26 @@ def test_decision_table_with_good_and_bad_rows_loads_the_same_both_ways(tmp_path
     diff = _differences(tmp_path, [path], monkeypatch)
     _assert_same(diff)
     assert diff["decisions"][0] == 3 and diff["quarantine"][0] == 6
+
+
+def test_a_line_longer_than_max_line_bytes_keeps_the_file_off_the_typed_lane(tmp_path, monkeypatch):
+    limit = ing.READ_BLOCK  # the smallest --max-line-bytes the lane is used with
+    big = json.dumps({"run": "big", "steps": {"s": {"note": "x" * (limit + 10)}}})
+    path = tmp_path / "long.jsonl"
+    path.write_text('{"run": "a", "steps": {}}\n' + big + "\n", encoding="utf-8")
+    assert ing._scan(path).line_bound > limit
+    monkeypatch.setattr(ing, "TYPED_LANE_MIN_BYTES", 0)
+    con = connect(tmp_path / "s.duckdb")
+    report = ing.ingest(con, [path], max_line_bytes=limit)
+    assert report.totals == {"read": 2, "loaded": 1, "new": 0, "quarantined": 1}
+    reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
+    assert "longer than --max-line-bytes" in reason
+
+
+def test_scan_counts_lines_and_bounds_their_length(tmp_path, monkeypatch):
+    monkeypatch.setattr(ing, "READ_BLOCK", 8)
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"ab\n" + b"c" * 20 + b"\n" + b"tail")
+    scan = ing._scan(path)
+    assert scan.lines == 3 and scan.line_bound == 20
+    assert scan.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()

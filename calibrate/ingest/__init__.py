@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 
@@ -75,17 +76,36 @@ TYPED_LANE_MIN_BYTES = 4 * 1024 * 1024
 TYPED_LANE_ENABLED = True
 
 
-def _sha256(path: Path) -> tuple[str, int]:
-    """The file's SHA-256 and its number of lines (a last line without a newline counts)."""
+#: Bytes hashed at a time; a line within one block is at most this long.
+READ_BLOCK = 8 * 1024 * 1024
+
+
+class FileScan(NamedTuple):
+    """What one pass over a file's bytes tells: its digest, its lines, a bound on their length."""
+
+    sha256: str
+    lines: int  # a last line without a newline counts
+    line_bound: int  # no line is longer (bytes before its newline)
+
+
+def _scan(path: Path) -> FileScan:
     h = hashlib.sha256()
-    newlines = 0
+    newlines = longest = run = 0
     last = b""
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(8 * 1024 * 1024), b""):
+        for block in iter(lambda: fh.read(READ_BLOCK), b""):
             h.update(block)
             newlines += block.count(b"\n")
+            first = block.find(b"\n")
+            if first < 0:
+                run += len(block)
+            else:
+                longest = max(longest, run + first)
+                run = len(block) - block.rfind(b"\n") - 1
             last = block[-1:]
-    return h.hexdigest(), newlines + (1 if last not in (b"", b"\n") else 0)
+    # A line within one block is at most a block long; one across blocks was measured.
+    bound = max(longest, run, READ_BLOCK)
+    return FileScan(h.hexdigest(), newlines + (1 if last not in (b"", b"\n") else 0), bound)
 
 
 def ingest(
@@ -192,7 +212,8 @@ def ingest_file(
             note=f"not an export kind ({path.suffix or 'no extension'})",
         )
     try:
-        digest, n_lines = _sha256(path)
+        scan = _scan(path)
+        digest = scan.sha256
         size = path.stat().st_size
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -208,8 +229,14 @@ def ingest_file(
         )
     tick = progress(path, size) if progress is not None else None
     # Outside the file's transaction, so that its staging tables are freed as they are replaced.
-    use_lane = source.kind == "records" and TYPED_LANE_ENABLED and size >= TYPED_LANE_MIN_BYTES
-    slow_lines = _typed_lane(con, path, n_lines) if use_lane else None
+    use_lane = (
+        source.kind == "records"
+        and TYPED_LANE_ENABLED
+        and size >= TYPED_LANE_MIN_BYTES
+        # every line within --max-line-bytes: the record pipeline quarantines a longer one
+        and scan.line_bound <= max_line_bytes
+    )
+    slow_lines = _typed_lane(con, path, scan.lines) if use_lane else None
     con.execute("BEGIN TRANSACTION")
     try:
         file_id = con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
