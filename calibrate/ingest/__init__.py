@@ -160,7 +160,8 @@ def ingest(
 
 
 #: Memory DuckDB may hold during ingest of a file-backed store; beyond it, staging spills to disk.
-INGEST_MEMORY_LIMIT = "1.0 GiB"
+#: Measured at 1M runs: 1.0 GiB costs a fifth more time in spilling; 1.5 GiB peaks at 1.7 GiB RSS.
+INGEST_MEMORY_LIMIT = "1.5 GiB"
 _UNITS = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
 
