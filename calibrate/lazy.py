@@ -44,4 +44,8 @@ def lazy_module(name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:
+        # As an import does: `import a.b` then `a.b` must find the module on its package.
+        setattr(sys.modules[parent], child, module)
     return module

@@ -47,7 +47,9 @@ def _parse_by(by: str | None) -> list[str]:
     keys = [k.strip() for k in (by or "").split(",") if k.strip()]
     bad = [k for k in keys if k not in calibration.GROUP_BY]
     if bad:
-        raise UsageError(f"--by {by!r}: choose from {', '.join(calibration.GROUP_BY)} (comma-separated)")
+        raise UsageError(
+            f"--by {by!r}: choose from {', '.join(calibration.GROUP_BY)} (comma-separated)"
+        )
     return keys
 
 
@@ -100,7 +102,9 @@ def curves_command(
     filters = make_filters(process, step, model, since, until, advisory_only)
     con = connect(db, read_only=True)
     try:
-        results = calibration.calibrate_store(con, filters, n_bins=bins, strategy=strategy.value, by=keys)
+        results = calibration.calibrate_store(
+            con, filters, n_bins=bins, strategy=strategy.value, by=keys
+        )
     finally:
         con.close()
     if not results:
@@ -117,7 +121,8 @@ def curves_command(
         rec = q.to_dict()
         rec["figure"] = {k: str(v) for k, v in figures[q.key].items()}
         rec["step_figure"] = {
-            k: str(v) for k, v in figures[plots.step_key(q.process, q.step, q.model, q.week)].items()
+            k: str(v)
+            for k, v in figures[plots.step_key(q.process, q.step, q.model, q.week)].items()
         }
         records.append(rec)
     if fmt is CurvesFormat.json:
