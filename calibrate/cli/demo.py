@@ -25,6 +25,8 @@ def demo_command(
     out: Annotated[Path, typer.Option("--out", help="Where the report goes.")] = Path("reports"),
 ) -> None:
     """Ingest the bundled sample into the store and write the report."""
-    lines = demo_job.run_demo(db=db, sample=sample, out=out, log=lambda msg: err.print(msg, markup=False))
+    lines = demo_job.run_demo(
+        db=db, sample=sample, out=out, log=lambda msg: err.print(msg, markup=False)
+    )
     for line in lines:
         typer.echo(line)

@@ -266,9 +266,7 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
     return out
 
 
-def tradeoff_lines(
-    s: lib.StepThresholds, alphas: Sequence[float] = TRADEOFF_ALPHAS
-) -> list[str]:
+def tradeoff_lines(s: lib.StepThresholds, alphas: Sequence[float] = TRADEOFF_ALPHAS) -> list[str]:
     """Certified bound against the share decided without a person, for a range of alpha."""
     frame = s.tradeoff(alphas)
     out = [
