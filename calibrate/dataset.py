@@ -163,3 +163,165 @@ def question_from_row(rec: dict) -> Question:
         one_of=json.loads(one_of) if isinstance(one_of, str) else dict(one_of or {}),
         levels=tuple(levels) if levels is not None else (),
     )
+
+
+# --------------------------------------------------------------------------- narrow reads
+# Every column of the labeled views as pandas objects costs gigabytes at a million runs
+# (a Python string per row and cell, a list per row for the thresholds); an analysis
+# that reads only its columns, with text as categoricals, needs a fraction of that.
+
+#: Columns of :func:`answers` (one row per answered question).
+ANSWER_COLUMNS = [
+    "check_id", "run_id", "process", "version", "step", "attempt", "verdict", "advisory",
+    "model", "at", "decision", "decided_by", "decided_at", "label", "conflict", "is_latest",
+    "position", "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
+    "in_process_file", "pass_p", "fail_p", "pass_names", "unsure_names", "pass_level",
+    "min_confidence", "one_of", "levels",
+]  # fmt: skip
+_NARROW_VIEWS = {
+    "labeled": (SUBMISSION_COLUMNS, '"at", check_id'),
+    "labeled_answers": (ANSWER_COLUMNS, '"at", check_id, position'),
+}
+#: Rows per Arrow batch of :func:`view_columns`: bounds the text held before encoding.
+NARROW_BATCH_ROWS = 1 << 18
+
+
+def view_columns(
+    con: duckdb.DuckDBPyConnection,
+    view: str,
+    columns: list[str] | tuple[str, ...],
+    filters: Filters | None = None,
+    *,
+    labeled_only: bool = False,
+    ordered: bool = True,
+) -> pd.DataFrame:
+    """Only ``columns`` of the ``labeled`` or ``labeled_answers`` view, text as categoricals.
+
+    The rows are those of :func:`submissions` (``view="labeled"``) or
+    :func:`answers` (``view="labeled_answers"``) with the same filters, in the
+    same order unless ``ordered=False`` (cheaper when the caller only
+    aggregates).
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+    view : {"labeled", "labeled_answers"}
+    columns : sequence of str
+        Column names of the view (:data:`SUBMISSION_COLUMNS` or
+        :data:`ANSWER_COLUMNS`); list columns are not supported.
+    filters : Filters, optional
+    labeled_only : bool, default=False
+        Keep only rows with a label.
+    ordered : bool, default=True
+        Keep the row order of :func:`submissions` / :func:`answers`.
+
+    Returns
+    -------
+    DataFrame
+        Text columns are ``category`` with the categories sorted, so that they
+        group and sort as the text does; booleans with missing values are
+        ``boolean``; integers with missing values are ``float64``.
+
+    Raises
+    ------
+    ValueError
+        An unknown view or column.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if view not in _NARROW_VIEWS:
+        raise ValueError(f"unknown view {view!r}: choose from {', '.join(_NARROW_VIEWS)}")
+    allowed, order = _NARROW_VIEWS[view]
+    bad = [c for c in columns if c not in allowed or c in ("pass_names", "unsure_names", "levels")]
+    if bad or not columns:
+        raise ValueError(f"cannot read columns {bad or columns} of {view}")
+    where, params = (filters or Filters()).where()
+    if labeled_only:
+        where += " AND label IS NOT NULL"
+    keys = [k.strip('"') for k in order.split(", ")] if ordered else []
+    wanted = list(dict.fromkeys([*columns, *keys]))
+    select = ", ".join(f'"{c}"' for c in wanted)
+    # Unordered: an ORDER BY in DuckDB sorts every selected string along (1.2 GiB at a
+    # million runs); the rows are put in order below on the key columns alone.
+    sql = f"SELECT {select} FROM {view} WHERE {where}"  # noqa: S608 - names checked above
+    # A result the caller left unread would block con.sql(); execute() replaces it, as
+    # answers() and submissions() do.
+    con.execute("SELECT 1").fetchall()
+    reader = con.sql(sql, params=params).to_arrow_reader(NARROW_BATCH_ROWS)
+    batches = []
+    for batch in reader:
+        # Encode each batch's text at once, so that no column of per-row strings piles up;
+        # copy the other columns, as any column kept from DuckDB's batch keeps all of it.
+        arrays = [
+            pc.dictionary_encode(col)
+            if _is_text(col.type) and name not in keys
+            else pa.concat_arrays([col])
+            for name, col in zip(batch.schema.names, batch.columns, strict=True)
+        ]
+        batches.append(pa.RecordBatch.from_arrays(arrays, names=batch.schema.names))
+    table = pa.Table.from_batches(batches, schema=batches[0].schema) if batches else None
+    if table is None:
+        table = reader.schema.empty_table()
+    else:
+        table = table.unify_dictionaries()
+    if keys:
+        # DuckDB's ORDER BY: ascending, text by bytes, missing values last.
+        ranks = pc.sort_indices(
+            table.select(keys), sort_keys=[(k, "ascending", "at_end") for k in keys]
+        )
+        table = table.select(list(columns)).take(ranks)
+    frame = table.to_pandas(types_mapper={pa.bool_(): pd.BooleanDtype()}.get)
+    for name in frame.columns:
+        col = frame[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            frame[name] = col.cat.reorder_categories(sorted(col.cat.categories))
+        elif _is_text(table.schema.field(name).type):
+            frame[name] = col.astype("category")  # a sort key, or no rows: not encoded above
+        elif isinstance(col.dtype, pd.BooleanDtype) and not col.isna().any():
+            frame[name] = col.astype(bool)
+    return frame
+
+
+def _is_text(arrow_type: object) -> bool:
+    import pyarrow as pa
+
+    return bool(
+        pa.types.is_string(arrow_type)
+        or pa.types.is_large_string(arrow_type)
+        or pa.types.is_string_view(arrow_type)
+    )
+
+
+def question_settings(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, object]]:
+    """Thresholds and answer lists of every question a process file names, by question id.
+
+    Returns
+    -------
+    dict
+        ``{question_id: {"pass_names", "one_of", "pass_level", "levels"}}`` as
+        :func:`answers` carries them on each row (missing values as ``None``);
+        a question listed twice keeps its first position.
+    """
+    rows = con.execute(
+        """SELECT question_id, pass_names, one_of, pass_level, levels FROM question_thresholds
+           ORDER BY process, step, position"""
+    ).fetchall()
+    out: dict[str, dict[str, object]] = {}
+    for qid, pass_names, one_of, pass_level, levels in rows:
+        out.setdefault(
+            qid,
+            {
+                "pass_names": pass_names,
+                "one_of": one_of,
+                "pass_level": pass_level,
+                "levels": levels,
+            },
+        )
+    return out
+
+
+def checked_steps(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The names of every checked step in the store, sorted (several processes may share one)."""
+    rows = con.execute("SELECT DISTINCT step FROM checks ORDER BY step").fetchall()
+    return [row[0] for row in rows]

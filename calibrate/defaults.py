@@ -25,7 +25,7 @@ DEFAULT_BINS = 10
 
 @dataclass(frozen=True)
 class ReadinessOptions:
-    """Limits of the decision, each with its default; see the module docstring.
+    """Limits of the READY / NOT YET / NO decision, each with its default (see :mod:`calibrate.analysis.readiness`).
 
     Parameters
     ----------

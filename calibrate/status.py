@@ -25,19 +25,23 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     def one(sql: str) -> int:
         return int(con.execute(sql).fetchone()[0] or 0)
 
+    # One pass over the labeled view (its window over every check is the cost); the
+    # labeled and unlabeled totals are sums of its rows.
     processes = con.execute(
         """SELECT process, step, model, count(*) AS checks, count(label) AS labeled,
                   min("at") AS first_at, max("at") AS last_at
            FROM labeled GROUP BY ALL ORDER BY process, step, first_at, model"""
     ).fetchall()
+    labeled = sum(int(row[4]) for row in processes)
+    flags = flag_counts(con)
     return {
         "runs": one("SELECT count(*) FROM runs"),
         "checks": one("SELECT count(*) FROM checks"),
         "answers": one("SELECT count(*) FROM answers"),
         "decisions": one("SELECT count(*) FROM decisions"),
-        "labeled_checks": one("SELECT count(*) FROM labeled WHERE label IS NOT NULL"),
-        "unlabeled_checks": one("SELECT count(*) FROM labeled WHERE label IS NULL"),
-        "conflicts": one("SELECT count(*) FROM submission_labels WHERE conflict"),
+        "labeled_checks": labeled,
+        "unlabeled_checks": sum(int(row[3]) for row in processes) - labeled,
+        "conflicts": flags["conflicting_decisions"],  # the same count
         "quarantined": one("SELECT count(*) FROM quarantine"),
         "files": one("SELECT count(*) FROM files"),
         "processes": [
@@ -52,7 +56,7 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             }
             for p, s, m, n, k, a, b in processes
         ],  # fmt: skip
-        "flags": flag_counts(con),
+        "flags": flags,
         "schema_version": schema_version(con),
     }
 

@@ -18,8 +18,10 @@ from sklearn.metrics import log_loss as sk_log_loss
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
+from calibrate.analysis import calibration
 from calibrate.analysis.calibration import (
     bin_edges,
+    bootstrap_ece_interval,
     calibrate_answers,
     calibrate_store,
     calibration_errors,
@@ -509,3 +511,82 @@ def test_untrusted_text_is_made_safe():
         assert len(stem) <= 51 and stem.isascii()
     assert slugify("") == "question"
     assert figure_stem("Same?", "q1") != figure_stem("Same?", "q2")
+
+
+# --------------------------------------------------------------------------- few distinct values
+
+
+def rounded(n: int, rng: np.random.Generator, decimals: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """An over-confident evaluator whose probabilities are given to ``decimals`` places."""
+    p, y = overconfident(n, rng)
+    return np.round(p, decimals), y
+
+
+def test_distinct_pairs_rebuild_the_rows():
+    rng = np.random.default_rng(21)
+    p, y = rounded(3000, rng)
+    d = calibration._Distinct.of(p, y.astype(float))
+    assert d.compact and d.counts.sum() == p.size and d.size <= 2 * 101
+    np.testing.assert_array_equal(d.p[d.row], p)
+    np.testing.assert_array_equal(d.y[d.row], y)
+    assert len(set(zip(d.p.tolist(), d.y.tolist(), strict=True))) == d.size
+
+
+def test_counts_bootstrap_has_the_row_bootstrap_distribution(monkeypatch):
+    # Drawing the counts of distinct (p, y) pairs is the row bootstrap in another form:
+    # with many resamples both give the same interval up to Monte-Carlo noise.
+    rng = np.random.default_rng(22)
+    p, y = rounded(4000, rng)
+    edges = bin_edges(p)
+    compact = bootstrap_ece_interval(p, y, edges=edges, n_boot=4000, random_state=3)
+    monkeypatch.setattr(calibration, "COMPACT_SHARE", 0.0)
+    rows = bootstrap_ece_interval(p, y, edges=edges, n_boot=4000, random_state=4)
+    width = rows[1] - rows[0]
+    assert width > 0
+    assert abs(compact[0] - rows[0]) < 0.1 * width
+    assert abs(compact[1] - rows[1]) < 0.1 * width
+
+
+def test_counts_bootstrap_covers_the_ece():
+    rng = np.random.default_rng(23)
+    p, y = rounded(2000, rng)
+    ece = calibration_errors(p, y)[0]
+    low, high = bootstrap_ece_interval(p, y, edges=bin_edges(p), n_boot=500)
+    assert low < ece < high
+
+
+def test_recalibrator_on_distinct_pairs_equals_the_row_fit(monkeypatch):
+    rng = np.random.default_rng(24)
+    p, y = rounded(3000, rng)
+    fits = {}
+    for share in (calibration.COMPACT_SHARE, 0.0):
+        monkeypatch.setattr(calibration, "COMPACT_SHARE", share)
+        fits[share] = {m: fit_recalibrator(p, y, method=m) for m in ("isotonic", "sigmoid")}
+    compact, rows = fits[calibration.COMPACT_SHARE], fits[0.0]
+    grid = np.linspace(0, 1, 101)
+    # Isotonic regression merges equal x with summed weights: identical to the last bit.
+    np.testing.assert_array_equal(compact["isotonic"].predict(grid), rows["isotonic"].predict(grid))
+    assert compact["isotonic"].cv == rows["isotonic"].cv
+    # The logistic fit minimises the same weighted sum, added in another order.
+    np.testing.assert_allclose(compact["sigmoid"].model, rows["sigmoid"].model, rtol=1e-9)
+    assert compact["sigmoid"].cv.log_loss["sigmoid"] == pytest.approx(
+        rows["sigmoid"].cv.log_loss["sigmoid"], rel=1e-12
+    )
+
+
+def test_calibrate_store_equals_calibrate_answers_on_the_whole_view():
+    rng = np.random.default_rng(25)
+    subs, answers = three_questions(400, rng, models=("m1", "m2"))
+    answers = answers.reset_index(drop=True)
+    # Few distinct values, so that the compact paths run too.
+    answers["p"] = np.round(answers["p"], 1)
+    answers["confidence"] = np.round(answers["confidence"], 1)
+    con = build_store(subs, answers)
+    try:
+        from calibrate.dataset import answers as read_answers
+
+        whole = calibrate_answers(read_answers(con, labeled_only=True), n_boot=50)
+        lean = calibrate_store(con, n_boot=50)
+    finally:
+        con.close()
+    assert [q.to_dict() for q in lean] == [q.to_dict() for q in whole]

@@ -484,3 +484,75 @@ def test_assess_step_takes_the_thresholds_json_and_recommends_pre_screen():
     assert s.hours_saved_per_month == pytest.approx(
         month * (0.7 * (1 - s.audit.rate) + 0.2) * 5 / 60
     )
+
+
+# --------------------------------------------------------------------------- matching by codes
+
+
+def _reference_replay(answers: pd.DataFrame, questions) -> pd.Series:
+    """check-1's rule per answer, the worst per check, as a plain groupby (what replay computes)."""
+    parts = []
+    for q in questions:
+        rows = answers[answers["ask"].astype(str) == q.ask]
+        conf = pd.to_numeric(rows["confidence"], errors="coerce").to_numpy(float)
+        if q.kind is Kind.YES_NO:
+            p = pd.to_numeric(rows["p"], errors="coerce").to_numpy(float)
+            codes = np.where(np.isnan(p), UNSURE, rd.decide(q, p))
+        elif q.kind is Kind.CHOICE:
+            codes = rd.decide(q, rows["name"].astype(object).to_numpy(), conf)
+        else:
+            lv = pd.to_numeric(rows["level"], errors="coerce").to_numpy(float)
+            codes = np.where(np.isnan(lv), UNSURE, rd.decide(q, lv, conf))
+        ids = rows["check_id"].astype(str).to_numpy()
+        parts.append(pd.DataFrame({"check_id": ids, "code": codes}))
+    agg = pd.concat(parts).groupby("check_id", sort=False)["code"].agg(["max", "size"])
+    return agg.loc[agg["size"] == len(questions), "max"]
+
+
+@pytest.mark.parametrize("categorical", [False, True])
+def test_replay_and_wording_match_their_definitions(sample_store, categorical):
+    from calibrate.analysis.thresholds import read_columns
+    from calibrate.dataset import answers, process_questions, submissions
+
+    con = connect(sample_store, read_only=True)
+    try:
+        f = Filters(step="check_vendor")
+        subs = submissions(con, f)
+        ans = (
+            read_columns(con, "labeled_answers", rd.REPORT_ANSWER_COLUMNS, f)
+            if categorical
+            else answers(con, f)
+        )
+        qs = next(iter(process_questions(con, step="check_vendor").values()))
+    finally:
+        con.close()
+    got = rd.replay(ans, qs)
+    want = _reference_replay(ans, qs)
+    assert got.index.astype(str).tolist() == want.index.tolist()
+    assert got.tolist() == want.tolist() and got.dtype == np.int8
+    # A check matches the wording when it answered exactly today's questions (or nothing).
+    asked = ans.groupby(ans["check_id"].astype(str))["ask"].agg(lambda a: frozenset(a.astype(str)))
+    today = frozenset(q.ask for q in qs[:2])  # a wording some checks do not match
+    expect = subs["check_id"].map(asked).map(lambda s: s == today, na_action="ignore")
+    expect = expect.astype("boolean").fillna(True).astype(bool)
+    assert rd.current_wording(subs, ans, qs[:2]).tolist() == expect.tolist()
+    assert rd.current_wording(subs, ans, qs).any() and not expect.all()
+
+
+def test_drivers_are_the_same_on_text_and_categorical_answers(sample_store):
+    from calibrate.analysis.thresholds import read_columns
+    from calibrate.dataset import answers
+
+    con = connect(sample_store, read_only=True)
+    try:
+        f = Filters(step="check_vendor")
+        text = answers(con, f)
+        cat = read_columns(con, "labeled_answers", rd.REPORT_ANSWER_COLUMNS, f)
+    finally:
+        con.close()
+    a, b = rd.disagreement_drivers(text), rd.disagreement_drivers(cat)
+    pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    labeled = text[text["label"].notna()]
+    assert a["n"].sum() == len(labeled)
+    assert a["rejected"].sum() == int((~labeled["label"].astype(bool)).sum())
+    assert (a["disagreements"] <= a["n"]).all()

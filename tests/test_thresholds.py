@@ -307,7 +307,7 @@ def test_vectorised_search_rule_equals_profile_decide(seed):
                 if q.kind is Kind.CHOICE
                 else np.zeros(data.n, bool)
             )
-            got = block.codes[k]
+            got = block.row_codes(k)
             assert (got[~missing] == want[~missing]).all(), (q, block.options[k])
             assert (got[missing] == UNSURE).all()
 
@@ -620,3 +620,167 @@ def test_coverage_at_least_jung_fixed_sequence_on_one_question():
     assert mine.mean() >= jung.mean() - 1e-4, (mine.mean(), jung.mean())
     assert (mine >= jung - 0.01).all()
     assert mine.mean() > literal.mean()
+
+
+def test_buckets_group_equal_columns():
+    codes = np.array([[0, 1, 0, 2, 1], [1, 1, 1, 0, 1]], dtype=np.int8)
+    bucket, columns = th._buckets(codes)
+    assert columns.shape == (2, 3)  # columns 0/2 and 1/4 are equal
+    assert (columns[:, bucket] == codes).all()
+    assert bucket[0] == bucket[2] and bucket[1] == bucket[4] and len(set(bucket[[0, 1, 3]])) == 3
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bucketed_gains_equal_dense_sums(seed):
+    """Gains summed per bucket are the per-row sums of the objective, option by option."""
+    rng = np.random.default_rng(seed)
+    data = three_questions(400, rng)
+    search = np.arange(data.n)
+    layout = th._layout(data, search, relearn_lists=bool(seed))
+    bad = ~data.acceptable
+    vp = (1.0 + 7.5 * (0.05 - bad)).astype(np.float32)
+    vf = (1.0 + 3.0 * (0.2 - ~bad)).astype(np.float32)
+    vp64, vf64 = vp.astype(float), vf.astype(float)
+    for block in layout.blocks:
+        rest = rng.integers(0, 3, data.n).astype(np.int8)
+        dense = np.array(
+            [
+                np.where(
+                    rest == PASS,
+                    np.where(c == PASS, vp64, 0.0) + np.where(c == FAIL, vf64, 0.0),
+                    0.0,
+                ).sum()
+                + np.where((rest == FAIL) & (c != UNSURE), vf64, 0.0).sum()
+                for c in (block.row_codes(k) for k in range(len(block.options)))
+            ]
+        )
+        assert np.allclose(block.gains(rest, vp, vf), dense, rtol=1e-12, atol=1e-9)
+        # Distinct options decide the search rows differently.
+        rows = {block.row_codes(k).tobytes() for k in range(len(block.options))}
+        assert len(rows) == len(block.options)
+
+
+# --------------------------------------------------------------------------- reading and matching by codes
+
+
+def _text(values, categorical: bool) -> pd.Series:
+    return pd.Series(values, dtype="category" if categorical else "str")
+
+
+@pytest.mark.parametrize("cat_column", [False, True])
+@pytest.mark.parametrize("cat_values", [False, True])
+def test_isin_and_answer_rows_match_pandas(cat_column, cat_values):
+    rng = np.random.default_rng(3)
+    pool = np.array([f"id{i}" for i in range(40)], dtype=object)
+    column = _text(np.where(rng.random(300) < 0.1, None, rng.choice(pool, 300)), cat_column)
+    values = _text(rng.choice(pool[:25], 20, replace=False), cat_values)
+    want = column.astype(object).isin(set(values.astype(object))).to_numpy()
+    assert (th.isin(column, values) == want).all()
+    rows = th._answer_rows(values, column)
+    where = {v: i for i, v in enumerate(values.astype(object))}
+    assert rows.tolist() == [where.get(v, -1) for v in column.astype(object)]
+
+
+def test_isin_on_shared_categories_compares_codes():
+    ids = pd.Series(["a", "b", "c", None, "a"], dtype="category")
+    assert th.isin(ids, ids.iloc[[0, 2]]).tolist() == [True, False, True, False, True]
+    assert th._answer_rows(ids.iloc[[2, 1]], ids).tolist() == [-1, 1, 0, -1, -1]
+    assert th.isin(ids, ids.iloc[[3]]).tolist() == [False] * 5  # missing is never in
+
+
+def test_distinct_pairs_are_sorted_and_unique():
+    a, b = th._distinct_pairs(np.array([2, 0, 2, 1, 0]), np.array([1, 1, 1, 0, 1]), 3)
+    assert list(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1), (1, 0), (2, 1)]
+
+
+def test_latest_model_is_the_last_check_in_time_then_id_order():
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n = int(rng.integers(1, 8))
+        subs = pd.DataFrame(
+            {
+                "at": pd.to_datetime(rng.choice(["2026-01-01", "2026-01-02", None], n), utc=True),
+                "check_id": rng.choice(["a", "b", "c"], n),
+                "model": rng.choice(["m1", "m2", None], n),
+            }
+        )
+        ordered = subs.sort_values(["at", "check_id"], na_position="first", kind="stable")
+        last = ordered["model"].iloc[-1]
+        assert th.latest_model(subs) == (th.UNKNOWN_MODEL if pd.isna(last) else last)
+
+
+def test_read_columns_is_the_dataset_frame_narrowed(sample_store):
+    con = connect(sample_store, read_only=True)
+    try:
+        f = Filters(step="check_vendor")
+        for frame, full in (
+            (th.read_columns(con, "labeled", th.SEARCH_CHECK_COLUMNS, f), submissions(con, f)),
+            (
+                th.read_columns(
+                    con, "labeled_answers", th.SEARCH_ANSWER_COLUMNS, f, labeled_only=True
+                ),
+                answers(con, f, labeled_only=True),
+            ),
+        ):
+            assert set(frame.columns) <= set(full.columns) and len(frame) == len(full)
+            for c in frame.columns:
+                got, want = frame[c].astype(object), full[c].astype(object)
+                assert (
+                    got.where(got.notna(), None).tolist() == want.where(want.notna(), None).tolist()
+                ), c
+        assert isinstance(frame["ask"].dtype, pd.CategoricalDtype)
+        assert list(frame["ask"].cat.categories) == sorted(frame["ask"].cat.categories)
+        with pytest.raises(ValueError, match="cannot read"):
+            th.read_columns(con, "labeled", ["no_such_column"], f)
+    finally:
+        con.close()
+
+
+def test_share_check_codes_keeps_every_id():
+    checks = pd.DataFrame({"check_id": pd.Series(["a", "b", "c"], dtype="str")})
+    answers = pd.DataFrame(
+        {"check_id": pd.Series(["c", "a", "c"], dtype="category"), "x": [1, 2, 3]}
+    )
+    a, c = th.share_check_codes(answers, checks)
+    assert a["check_id"].tolist() == ["c", "a", "c"] and c["check_id"].tolist() == ["a", "b", "c"]
+    assert a["check_id"].cat.categories.equals(c["check_id"].cat.categories)
+    assert th.isin(a["check_id"], c["check_id"].iloc[[0]]).tolist() == [False, True, False]
+
+
+def test_release_cache_keeps_the_memory_limit(sample_store):
+    con = connect(sample_store, read_only=True)
+    try:
+
+        def limit():
+            return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+        default = limit()
+        th._release_cache(con)
+        assert limit() == default
+        con.execute("SET memory_limit = '1GB'")
+        before = limit()
+        th._release_cache(con)
+        assert limit().split()[1] == before.split()[1]
+        assert float(limit().split()[0]) == pytest.approx(float(before.split()[0]), rel=1e-3)
+    finally:
+        con.close()
+
+
+def test_cells_count_every_search_row_once():
+    rng = np.random.default_rng(2)
+    data = three_questions(500, rng)
+    search = np.arange(data.n)
+    layout = th._layout(data, search, relearn_lists=False)
+    cells = th._Cells.of(layout, ~data.acceptable, data.forced_unsure)
+    assert cells.count.sum() == data.n
+    assert int((cells.count * cells.bad).sum()) == int((~data.acceptable).sum())
+    # Gains summed over cells, weighted by their rows, are the gains summed over rows.
+    vp = (1.0 + 20.0 * (0.05 - ~data.acceptable)).astype(np.float32)
+    vf = (1.0 + 3.0 * (0.2 - data.acceptable)).astype(np.float32)
+    for block, cell_block in zip(layout.blocks, cells.blocks, strict=True):
+        rest = np.zeros(data.n, np.int8)
+        by_row = block.gains(rest, vp.astype(float), vf.astype(float))
+        cell_vp = (1.0 + 20.0 * (0.05 - cells.bad)).astype(np.float32) * cells.count
+        cell_vf = (1.0 + 3.0 * (0.2 - ~cells.bad)).astype(np.float32) * cells.count
+        by_cell = cell_block.gains(np.zeros(cells.count.size, np.int8), cell_vp, cell_vf)
+        assert np.allclose(by_row, by_cell, rtol=1e-12, atol=1e-6)

@@ -93,6 +93,58 @@ CORRECTED_COLUMNS = [
 ]  # fmt: skip
 
 
+#: The view column behind a group key, where it has another name.
+_KEY_SOURCES = {
+    "approver": "decided_by",
+    "question": "ask",
+    "week": "at",
+    "day": "at",
+    "month": "at",
+}
+#: Columns each analysis reads besides its group keys.
+_ANALYSIS_COLUMNS = {
+    "agreement": ("verdict", "label", "conflict", "model"),
+    "question": ("result", "label", "conflict", "model"),
+    "approvers": ("verdict", "label", "decided_at", "at", "decided_by"),
+    "corrected": ("verdict", "label", "is_latest"),
+}
+
+
+def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement") -> list[str]:
+    """The columns of :func:`calibrate.dataset.submissions` (or ``answers``) an analysis reads.
+
+    For reading only those (:func:`calibrate.dataset.view_columns`): the
+    whole view costs gigabytes at a million runs.
+
+    Parameters
+    ----------
+    by : str or sequence of str, optional
+        The grouping, as passed to the analysis (``None`` for its default).
+    analysis : {"agreement", "question", "approvers", "corrected"}, default="agreement"
+        :func:`agreement` on submissions, :func:`agreement` by question (the
+        answers' columns), :func:`approvers`, :func:`corrected_pass_rate`.
+
+    Returns
+    -------
+    list of str
+        Column names, each once.
+
+    Examples
+    --------
+    >>> input_columns(["approver", "week"], analysis="approvers")
+    ['verdict', 'label', 'decided_at', 'at', 'decided_by']
+    """
+    if analysis not in _ANALYSIS_COLUMNS:
+        raise ValueError(
+            f"unknown analysis {analysis!r}; choose from {', '.join(_ANALYSIS_COLUMNS)}"
+        )
+    default = () if analysis == "approvers" else DEFAULT_BY
+    keys = _expand_question(_validate_by(by, default=default))
+    # Only the question level has question text; elsewhere the analysis rejects the key.
+    sources = [_KEY_SOURCES.get(k, k) for k in keys if k != "question" or analysis == "question"]
+    return list(dict.fromkeys([*_ANALYSIS_COLUMNS[analysis], *sources]))
+
+
 def _validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
     if by is None:
         return list(default)
@@ -183,7 +235,7 @@ def _kappa_row(
 
 
 def agreement(
-    submissions: pd.DataFrame,
+    submissions: pd.DataFrame | None,
     *,
     by: str | Sequence[str] | None = None,
     answers: pd.DataFrame | None = None,
@@ -194,10 +246,12 @@ def agreement(
 
     Parameters
     ----------
-    submissions : pandas.DataFrame
+    submissions : pandas.DataFrame or None
         One row per recorded check, as returned by
         :func:`calibrate.dataset.submissions` (columns ``verdict``, ``label``,
-        ``conflict``, ``model``, ``at``, ``decided_by`` and the group keys).
+        ``conflict``, ``model``, ``at``, ``decided_by`` and the group keys;
+        :func:`input_columns` lists those a grouping reads). Not read, and may
+        be ``None``, when ``by`` has ``question``.
     by : str or sequence of str, optional
         Group keys from :data:`GROUP_KEYS`, alone or crossed, e.g.
         ``["step", "model"]``. Default :data:`DEFAULT_BY` (process, step,

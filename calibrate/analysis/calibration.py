@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +64,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sp_stats
 
-from calibrate.analysis.stats import MIN_N, bootstrap_ci, wilson_interval
+from calibrate.analysis.stats import MIN_N, bootstrap_ci, bootstrap_counts_ci, wilson_interval
+from calibrate.defaults import DEFAULT_BINS
 from calibrate.errors import UsageError
 
 #: Binning strategies, as scikit-learn's ``calibration_curve`` names them.
@@ -73,7 +74,6 @@ STRATEGIES = ("uniform", "quantile")
 METHODS = ("auto", "isotonic", "sigmoid")
 #: Optional extra groupings; the evaluator model is always a group.
 GROUP_BY = ("model", "week")
-DEFAULT_BINS = 10
 #: Probabilities are clipped to [eps, 1 - eps] for log loss, as scikit-learn does.
 LOG_LOSS_EPS = float(np.finfo(float).eps)
 #: Clip before the logit so that 0 and 1 stay finite features for Platt scaling.
@@ -86,6 +86,10 @@ MONOTONE_RULE = (
 )
 
 _ANSWER_COLUMNS = ("process", "step", "question_id", "ask", "kind", "model", "label")
+#: Per-row columns read when present.
+_ROW_COLUMNS = ("position", "p", "name", "level", "confidence", "in_process_file")
+#: The process file's settings, the same on every row of a question.
+_SETTING_COLUMNS = ("pass_names", "one_of", "pass_level", "levels")
 
 
 # --------------------------------------------------------------------------- validation
@@ -364,9 +368,15 @@ def bootstrap_ece_interval(
 
     Answers are resampled with replacement; for each resample the ECE is
     recomputed over the same bins (the binning of the full sample is held
-    fixed, so the interval is conditional on it). Resampling is done by
-    :func:`calibrate.analysis.stats.bootstrap_ci`, vectorised: each chunk of
-    resamples is binned with one ``bincount``.
+    fixed, so the interval is conditional on it). The ECE of a resample
+    depends only on how often each distinct ``(p, y)`` pair was drawn, so when
+    the pairs are few (at most :data:`COMPACT_SHARE` of the rows, e.g.
+    probabilities given to three decimals) their counts are drawn directly
+    from the multinomial a row resample induces
+    (:func:`calibrate.analysis.stats.bootstrap_counts_ci`): the same
+    distribution at a cost of pairs, not rows, per resample. Otherwise rows
+    are resampled by :func:`calibrate.analysis.stats.bootstrap_ci`,
+    vectorised: each chunk of resamples is binned with one ``bincount``.
 
     Notes
     -----
@@ -388,6 +398,19 @@ def bootstrap_ece_interval(
     if p.size == 0 or n_boot < 1:
         return math.nan, math.nan
     nb = len(edges) - 1
+    distinct = _Distinct.of(p, y)
+    if distinct.compact:
+        # Few distinct (p, y) pairs (probabilities given to a few decimals): a resample
+        # is a draw of their counts, K per resample instead of n, same distribution.
+        contrib = np.zeros((distinct.size, nb))
+        contrib[np.arange(distinct.size), _bin_ids(distinct.p, edges)] = distinct.y - distinct.p
+        return bootstrap_counts_ci(
+            lambda c: np.abs(c @ contrib).sum(axis=1) / p.size,
+            distinct.counts,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=random_state,
+        )
 
     def ece_rows(ids: np.ndarray, pb: np.ndarray, yb: np.ndarray) -> np.ndarray:
         # One row per resample: bin every row at once with a single bincount.
@@ -407,6 +430,43 @@ def bootstrap_ece_interval(
         seed=random_state,
         vectorized=True,
     )
+
+
+#: Work on the distinct (value, outcome) pairs when there are at most this share of the rows:
+#: a multinomial draw per pair costs about four times a resampled row.
+COMPACT_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class _Distinct:
+    """The distinct ``(p, y)`` pairs of a sample, their counts, and each row's pair."""
+
+    p: np.ndarray
+    y: np.ndarray
+    counts: np.ndarray
+    row: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.counts.size)
+
+    @property
+    def compact(self) -> bool:
+        """Whether the pairs are few enough that working on them pays."""
+        return self.size <= COMPACT_SHARE * self.row.size
+
+    @classmethod
+    def of(cls, p: np.ndarray, y: np.ndarray) -> _Distinct:
+        n = p.size
+        order = np.lexsort((p, y))  # one sort, O(n log n)
+        ps, ys = p[order], y[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (ps[1:] != ps[:-1]) | (ys[1:] != ys[:-1])
+        starts = np.flatnonzero(new)
+        row = np.empty(n, dtype=np.intp)
+        row[order] = np.cumsum(new) - 1
+        counts = np.diff(np.append(starts, n))
+        return cls(p=ps[starts], y=ys[starts], counts=counts, row=row)
 
 
 # --------------------------------------------------------------------------- the curve
@@ -692,23 +752,24 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(p) - np.log1p(-p)
 
 
-def _fit(method: str, x: np.ndarray, y: np.ndarray) -> Any:
+def _fit(method: str, x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None) -> Any:
+    """Fit one map; ``weight`` counts how often each point occurs (the same fit as repeating it)."""
     if method == "isotonic":
         from sklearn.isotonic import IsotonicRegression
 
         return IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip").fit(
-            x, y
+            x, y, sample_weight=weight
         )
     from sklearn.linear_model import LogisticRegression
 
     # Platt scaling on the log-odds; the default L2 penalty keeps it finite when the
     # classes are separable, which is common with few labels.
-    fit = LogisticRegression().fit(_logit(x)[:, None], y.astype(int))
+    fit = LogisticRegression().fit(_logit(x)[:, None], y.astype(int), sample_weight=weight)
     slope, intercept = float(fit.coef_[0, 0]), float(fit.intercept_[0])
     if slope < 0:
         # The map must not fall as the evaluator's number rises: a number that points the
         # wrong way carries no usable information, so the map is the base rate.
-        rate = np.clip(y.mean(), LOGIT_EPS, 1 - LOGIT_EPS)
+        rate = np.clip(np.average(y, weights=weight), LOGIT_EPS, 1 - LOGIT_EPS)
         slope, intercept = 0.0, float(np.log(rate) - np.log1p(-rate))
     return slope, intercept
 
@@ -737,6 +798,10 @@ def fit_recalibrator(
     ``method="auto"`` the one with the lower cross-validated log loss is kept.
     Folds are stratified; ``k`` is ``n_splits`` or fewer when either outcome has
     fewer than ``n_splits`` points. The kept map is then refit on all points.
+    When the distinct ``(p, y)`` pairs are few (at most :data:`COMPACT_SHARE`
+    of the points) each map is fit on the pairs weighted by their counts in
+    the training folds: the same objective (the isotonic fit is identical to
+    the last bit, the logistic one up to the order of its sums).
 
     Parameters
     ----------
@@ -797,9 +862,10 @@ def fit_recalibrator(
     candidates = ("isotonic", "sigmoid") if method == "auto" else (method,)
     oof = {m: np.empty(n) for m in candidates}
     folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
+    distinct = _Distinct.of(p, y)
     for train, test in folds.split(p, y):
         for m in candidates:
-            oof[m][test] = _predict(m, _fit(m, p[train], y[train]), p[test])
+            oof[m][test] = _fit_predict(m, p, y, train, test, distinct)
     scores = {m: log_loss(oof[m], y) for m in candidates}
     chosen = min(candidates, key=lambda m: (scores[m], m != "sigmoid"))  # ties: the smoother map
     edges = bin_edges(p, n_bins=n_bins, strategy=strategy)
@@ -814,7 +880,34 @@ def fit_recalibrator(
         brier_before=brier_score(p, y),
         brier_after=brier_score(oof[chosen], y),
     )
-    return Recalibrator(method=chosen, n=n, n_positive=n1, cv=cv, model=_fit(chosen, p, y))
+    model = (
+        _fit(chosen, distinct.p, distinct.y, distinct.counts)
+        if distinct.compact
+        else _fit(chosen, p, y)
+    )
+    return Recalibrator(method=chosen, n=n, n_positive=n1, cv=cv, model=model)
+
+
+def _fit_predict(
+    method: str,
+    p: np.ndarray,
+    y: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
+    distinct: _Distinct,
+) -> np.ndarray:
+    """Out-of-fold predictions for ``test`` from a map fit on ``train``.
+
+    With few distinct ``(p, y)`` pairs the map is fit on the pairs weighted by
+    how often each occurs in ``train`` (the same objective as the rows; the
+    isotonic fit is identical to the last bit) and predicted once per pair.
+    """
+    if not distinct.compact:
+        return _predict(method, _fit(method, p[train], y[train]), p[test])
+    weight = np.bincount(distinct.row[train], minlength=distinct.size)
+    used = weight > 0
+    model = _fit(method, distinct.p[used], distinct.y[used], weight[used].astype(float))
+    return _predict(method, model, distinct.p)[distinct.row[test]]
 
 
 # --------------------------------------------------------------------------- choice and rubric
@@ -1154,7 +1247,7 @@ def choice_calibration(
     else:
         pass_names, source = tuple(pass_names), "process file"
     rates["passes"] = rates["answer"].isin(pass_names)
-    passes = np.isin(names, list(pass_names))
+    passes = pd.Series(names).isin(list(pass_names)).to_numpy()  # hashed: no sort of objects
     return _call_calibration(
         passes,
         confidence,
@@ -1271,7 +1364,10 @@ def _as_list(value: Any) -> list[str] | None:
 def _week(at: pd.Series) -> pd.Series:
     at = pd.to_datetime(at, utc=True)
     monday = at.dt.normalize() - pd.to_timedelta(at.dt.day_of_week, unit="D")
-    return monday.dt.strftime("%Y-%m-%d").fillna("unknown")
+    # Format each distinct Monday once, not once per row; a missing time is "unknown".
+    codes, mondays = pd.factorize(monday)
+    names = np.append(mondays.strftime("%Y-%m-%d").to_numpy(dtype=object), "unknown")
+    return pd.Series(names[codes], index=at.index, dtype=object)
 
 
 def calibrate_answers(
@@ -1282,6 +1378,7 @@ def calibrate_answers(
     by: Sequence[str] = (),
     n_boot: int = 1000,
     random_state: int | None = 0,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[QuestionCalibration]:
     """Calibration of every question, per evaluator model (never pooled), optionally per week.
 
@@ -1298,6 +1395,11 @@ def calibrate_answers(
     n_boot : int, default=1000
         Bootstrap resamples for the ECE interval.
     random_state : int or None, default=0
+    settings : mapping, optional
+        The process file's ``pass_names``, ``one_of``, ``pass_level`` and
+        ``levels`` per question id (:func:`calibrate.dataset.question_settings`),
+        for a frame that does not carry them on every row; by default they are
+        read from the frame's columns.
 
     Returns
     -------
@@ -1312,7 +1414,8 @@ def calibrate_answers(
     missing = [c for c in _ANSWER_COLUMNS if c not in answers.columns]
     if missing:
         raise ValueError(f"answers frame lacks columns {missing}")
-    df = answers[answers["label"].notna()].copy()
+    needed = [*_ANSWER_COLUMNS, *_ROW_COLUMNS, "at", *_SETTING_COLUMNS]
+    df = answers.loc[answers["label"].notna(), [c for c in needed if c in answers.columns]].copy()
     if df.empty:
         return []
     df["label"] = df["label"].astype(bool)
@@ -1326,11 +1429,12 @@ def calibrate_answers(
         df["position"] = 0
     out: list[QuestionCalibration] = []
     opts = {"n_bins": n_bins, "strategy": strategy, "n_boot": n_boot, "random_state": random_state}
-    for key, g in df.groupby(keys, sort=False, dropna=False):  # a loop per group, not per record
+    groups = df.groupby(keys, sort=False, dropna=False, observed=True)
+    for key, g in groups:  # a loop per group, not per record
         group = dict(zip(keys, key, strict=True))
-        out.append(_one_question(g, group, opts))
+        out.append(_one_question(g, group, opts, settings))
     # Questions in the order the check asks them; models and weeks in name/time order.
-    first_pos = df.groupby("question_id")["position"].min().to_dict()
+    first_pos = df.groupby("question_id", observed=True)["position"].min().to_dict()
     out.sort(
         key=lambda q: (
             q.process,
@@ -1345,11 +1449,21 @@ def calibrate_answers(
 
 
 def _one_question(
-    g: pd.DataFrame, group: dict[str, Any], opts: dict[str, Any]
+    g: pd.DataFrame,
+    group: dict[str, Any],
+    opts: dict[str, Any],
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> QuestionCalibration:
     kind = str(_first(g["kind"]))
     y = g["label"].to_numpy(dtype=bool)
     in_file = bool(g["in_process_file"].fillna(False).any()) if "in_process_file" in g else False
+
+    def setting(name: str) -> Any:
+        # The process file's value as the rows carry it: the same on every row of a question.
+        if settings is not None:
+            return settings.get(str(group["question_id"]), {}).get(name) if in_file else None
+        return _first(g[name]) if name in g else None
+
     common = {
         "process": str(group["process"]),
         "step": str(group["step"]),
@@ -1371,8 +1485,8 @@ def _one_question(
     if kind == "choice":
         names = g["name"]
         ok = names.notna().to_numpy()
-        pass_names = _as_list(_first(g["pass_names"])) if in_file and "pass_names" in g else None
-        all_names = _as_list(_first(g["one_of"])) if "one_of" in g else None
+        pass_names = _as_list(setting("pass_names")) if in_file else None
+        all_names = _as_list(setting("one_of"))
         res = choice_calibration(
             names[ok].astype(str).to_numpy(),
             conf[ok],
@@ -1385,8 +1499,8 @@ def _one_question(
     if kind == "rubric":
         lv = pd.to_numeric(g["level"], errors="coerce").to_numpy(dtype=float)
         ok = np.isfinite(lv)
-        pass_level = _first(g["pass_level"]) if in_file and "pass_level" in g else None
-        texts = _as_list(_first(g["levels"])) if "levels" in g else None
+        pass_level = setting("pass_level") if in_file else None
+        texts = _as_list(setting("levels"))
         res = rubric_calibration(
             lv[ok],
             conf[ok],
@@ -1427,9 +1541,31 @@ def calibrate_store(
     **kwargs
         Passed to :func:`calibrate_answers`.
     """
-    from calibrate.dataset import answers
+    from dataclasses import replace
 
-    return calibrate_answers(answers(con, filters, labeled_only=True), **kwargs)
+    from calibrate.dataset import Filters, checked_steps, question_settings, view_columns
+
+    # Only the columns the analysis reads, text as categoricals, the thresholds once per
+    # question: the whole view as pandas objects took 6 GiB at a million runs. One step
+    # at a time: every group lies within a step, and DuckDB then labels one step's checks
+    # at once (peak 1.2 -> 0.9 GiB at a million runs).
+    filters = filters or Filters()
+    columns = [*_ANSWER_COLUMNS, *_ROW_COLUMNS]
+    if "week" in kwargs.get("by", ()):
+        columns.append("at")
+    settings = question_settings(con)
+    # With no checks at all, one read of nothing still checks the options.
+    steps = [filters.step] if filters.step is not None else checked_steps(con) or [None]
+    out: list[QuestionCalibration] = []
+    for step in steps:
+        rows = view_columns(
+            con, "labeled_answers", columns, replace(filters, step=step), labeled_only=True
+        )
+        out += calibrate_answers(rows, settings=settings, **kwargs)
+        del rows
+    # Each step's results are in order already; a stable sort puts the steps in order.
+    out.sort(key=lambda q: (q.process, q.step))
+    return out
 
 
 def _num(x: Any) -> float | None:

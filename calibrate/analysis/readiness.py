@@ -47,7 +47,7 @@ import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -62,7 +62,13 @@ from calibrate.analysis.stats import (
     two_proportion_test,
     wilson_interval,
 )
-from calibrate.analysis.thresholds import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA
+from calibrate.analysis.thresholds import (
+    _answer_rows,
+    _codes,
+    _distinct_pairs,
+    isin,
+)
+from calibrate.defaults import ReadinessOptions
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide
 
 #: The three decisions, best first (the order the report sorts by).
@@ -88,91 +94,7 @@ AUDIT_METHOD = (
 # --------------------------------------------------------------------------- options
 
 
-@dataclass(frozen=True)
-class ReadinessOptions:
-    """Limits of the decision, each with its default; see the module docstring.
-
-    Parameters
-    ----------
-    alpha : float, default=0.05
-        Largest acceptable false-pass rate, P(not acceptable | pass).
-    delta : float, default=0.1
-        The certified bounds hold with probability at least ``1 - delta``.
-    beta : float, default=0.2
-        Largest acceptable false-fail rate, P(acceptable | fail).
-    min_coverage : float, default=0.5
-        Least share of submissions the check must decide without a person
-        (pass + fail); below it the check saves little.
-    min_labels : int, default=100
-        Least labeled submissions on the current model and wording before a
-        step can be READY (and before a poor result is called NO rather than
-        NOT_YET). The drift test needs some data in each half too.
-    drift_level : float, default=0.01
-        Family-wise level of the drift test (split over the two rates tested).
-        Strict on purpose: a drift verdict says NO, and every step is tested,
-        so at 0.05 one step in twenty would be refused for noise; the audit
-        after the switch watches for smaller drifts.
-    max_error_rate : float, default=0.02
-        Largest share of ``error`` verdicts (the evaluator did not answer).
-    max_truncation_rate : float, default=0.05
-        Largest share of checks whose run data was truncated (check-1 §5).
-    minutes_per_review : float, default=5.0
-        A person's time per reviewed submission, for the hours saved.
-    audit_weeks : int, default=4
-        After the switch, a rise of the false-pass rate to ``audit_factor x
-        alpha`` should be detected within this many weeks.
-    audit_factor : float, default=2.0
-        The rise the audit is sized to detect, as a multiple of ``alpha``.
-    audit_power : float, default=0.8
-        Probability that the audit detects that rise within ``audit_weeks``.
-    audit_level : float, default=0.05
-        False-alarm level of the audit's test.
-    recent_days : int, default=28
-        The step's recent volume is measured over its last this many days.
-    """
-
-    alpha: float = DEFAULT_ALPHA
-    delta: float = DEFAULT_DELTA
-    beta: float = DEFAULT_BETA
-    min_coverage: float = 0.5
-    min_labels: int = 100
-    drift_level: float = 0.01
-    max_error_rate: float = 0.02
-    max_truncation_rate: float = 0.05
-    minutes_per_review: float = 5.0
-    audit_weeks: int = 4
-    audit_factor: float = 2.0
-    audit_power: float = 0.8
-    audit_level: float = 0.05
-    recent_days: int = 28
-
-    def __post_init__(self) -> None:
-        for name in ("alpha", "delta", "beta", "drift_level", "audit_level"):
-            value = getattr(self, name)
-            if not 0 < value < 1:
-                raise ValueError(f"{name} must be in (0, 1), got {value}")
-        for name in ("min_coverage", "max_error_rate", "max_truncation_rate"):
-            value = getattr(self, name)
-            if not 0 <= value <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
-        if not 0 < self.audit_power < 1:
-            raise ValueError(f"audit_power must be in (0, 1), got {self.audit_power}")
-        if self.audit_factor <= 1 or self.audit_factor * self.alpha >= 1:
-            raise ValueError(
-                f"audit_factor must be above 1 with audit_factor x alpha below 1, got {self.audit_factor}"
-            )
-        if self.min_labels < 1:
-            raise ValueError(f"min_labels must be at least 1, got {self.min_labels}")
-        if self.minutes_per_review < 0:
-            raise ValueError(f"minutes_per_review must be >= 0, got {self.minutes_per_review}")
-        if self.audit_weeks < 1:
-            raise ValueError(f"audit_weeks must be at least 1, got {self.audit_weeks}")
-        if self.recent_days < 1:
-            raise ValueError(f"recent_days must be at least 1, got {self.recent_days}")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The options as a plain dict (for report.json)."""
-        return asdict(self)
+# ReadinessOptions lives in calibrate.defaults (the command line shows its defaults at start-up).
 
 
 # --------------------------------------------------------------------------- small results
@@ -619,7 +541,7 @@ def drift_test(at: Any, verdict: Any, label: Any, *, level: float = 0.05) -> Dri
         for name in ("false_pass", "disagreement"):
             tests.append(DriftTest(name, empty, empty, float("nan"), "z", per_test))
         return Drift(None, tuple(tests))
-    order = np.argsort(at.to_numpy(), kind="stable")
+    order = np.argsort(at.array.asi8, kind="stable")  # integer times: no Timestamp objects
     recent = np.zeros(len(at), dtype=bool)
     recent[order[len(order) // 2 :]] = True
     split_at = at.iloc[order[len(order) // 2]].isoformat()
@@ -713,9 +635,13 @@ def replay(answers: pd.DataFrame, questions: Sequence[Question]) -> pd.Series:
     """
     if answers.empty or not questions:
         return pd.Series(dtype="int8", name="verdict")
-    parts = []
-    for q in questions:  # a loop per question, vectorised over answers
-        rows = answers[answers["ask"] == q.ask]
+    # Integer codes for checks and questions; a loop per question, vectorised over answers.
+    ask_code, asks = _codes(answers["ask"])
+    check_code, checks = _codes(answers["check_id"])
+    got_check, got_code = [], []
+    for q in questions:
+        sel = np.flatnonzero(ask_code == asks.get_loc(q.ask)) if q.ask in asks else np.zeros(0, int)
+        rows = answers.iloc[sel]
         if q.kind is Kind.YES_NO:
             ans = pd.to_numeric(rows["p"], errors="coerce").to_numpy(dtype=float)
             codes = decide(q, ans)
@@ -726,11 +652,19 @@ def replay(answers: pd.DataFrame, questions: Sequence[Question]) -> pd.Series:
         else:
             lv = pd.to_numeric(rows["level"], errors="coerce").to_numpy(dtype=float)
             codes = np.where(np.isnan(lv), UNSURE, decide(q, lv, _conf(rows)))
-        parts.append(pd.DataFrame({"check_id": rows["check_id"].to_numpy(), "code": codes}))
-    allq = pd.concat(parts, ignore_index=True)
-    agg = allq.groupby("check_id", sort=False)["code"].agg(["max", "size"])
-    agg = agg[agg["size"] == len(questions)]
-    return agg["max"].astype("int8").rename("verdict")
+        got_check.append(check_code[sel])
+        got_code.append(np.asarray(codes, dtype=np.int64))
+    cc, code = np.concatenate(got_check), np.concatenate(got_code)
+    code, cc = code[cc >= 0], cc[cc >= 0]
+    # The worst question per check, checks in order of first appearance (as groupby(sort=False)).
+    worst_code = np.full(len(checks), -1, np.int64)
+    np.maximum.at(worst_code, cc, code)
+    size = np.bincount(cc, minlength=len(checks))
+    seen, first = np.unique(cc, return_index=True)
+    order = seen[np.argsort(first, kind="stable")]
+    order = order[size[order] == len(questions)]
+    index = pd.Index(np.asarray(checks[order], dtype=object), dtype="str", name="check_id")
+    return pd.Series(worst_code[order].astype("int8"), index=index, name="verdict")
 
 
 def _conf(rows: pd.DataFrame) -> np.ndarray | None:
@@ -768,6 +702,43 @@ def disagreement_drivers(answers: pd.DataFrame, *, top: int | None = None) -> pd
     data = answers[answers["label"].notna()]
     if data.empty:
         return pd.DataFrame(columns=cols)
+    # The buckets are a function of a few columns with few values: label one row of each
+    # distinct combination, and count the rows per combination with integer codes.
+    cols_in = [c for c in ("position", "ask", "kind", "result", "name", "level") if c in data]
+    combo = np.zeros(len(data), np.int64)
+    for c in cols_in:
+        codes, uniques = pd.factorize(data[c], use_na_sentinel=False)
+        combo = combo * (len(uniques) + 1) + codes
+    _, first, inverse = np.unique(combo, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # combinations in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    inverse = rank[inverse.ravel()]
+    frame = _driver_keys(data.iloc[first[order]])
+    y = data["label"].astype(bool).to_numpy()
+    res = frame["result"].to_numpy()
+    wrong = np.where((res == "pass")[inverse], ~y, (res == "fail")[inverse] & y)
+    frame["n"] = np.bincount(inverse, minlength=len(frame))
+    frame["rejected"] = np.bincount(inverse, weights=~y, minlength=len(frame)).astype(int)
+    frame["disagreements"] = np.bincount(inverse, weights=wrong, minlength=len(frame)).astype(int)
+    out = (
+        frame.groupby(["position", "ask", "kind", "answer", "result"], sort=False)[
+            ["n", "rejected", "disagreements"]
+        ]
+        .sum()
+        .reset_index()
+    )
+    low, high = wilson_interval(out["rejected"].to_numpy(), out["n"].to_numpy())
+    out["rejected_rate"] = out["rejected"] / out["n"]
+    out["rejected_low"] = low
+    out["rejected_high"] = high
+    out = out.sort_values(["disagreements", "rejected_rate", "n"], ascending=[False, False, False])
+    out = out[cols].reset_index(drop=True)
+    return out.head(top) if top else out
+
+
+def _driver_keys(data: pd.DataFrame) -> pd.DataFrame:
+    """The bucket of each answer row: ``position``, ``ask``, ``kind``, ``answer`` and ``result``."""
     kind = data["kind"].astype(str).to_numpy()
     result = data["result"].astype(object).where(data["result"].notna(), "unknown").astype(str)
     # A yes/no answer is bucketed by what today's thresholds made of its probability.
@@ -783,8 +754,7 @@ def disagreement_drivers(answers: pd.DataFrame, *, top: int | None = None) -> pd
             ("level " + level.astype("Int64").astype(str)).to_numpy(dtype=object),
         ),
     )
-    y = data["label"].astype(bool).to_numpy()
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
             "position": pd.to_numeric(data["position"], errors="coerce")
             .fillna(0)
@@ -794,27 +764,8 @@ def disagreement_drivers(answers: pd.DataFrame, *, top: int | None = None) -> pd
             "kind": kind,
             "answer": answer,
             "result": result.to_numpy(),
-            "n": 1,
-            "rejected": (~y).astype(int),
-            "disagreements": (
-                ((result.to_numpy() == "pass") & ~y) | ((result.to_numpy() == "fail") & y)
-            ).astype(int),
         }
     )
-    out = (
-        frame.groupby(["position", "ask", "kind", "answer", "result"], sort=False)[
-            ["n", "rejected", "disagreements"]
-        ]
-        .sum()
-        .reset_index()
-    )
-    low, high = wilson_interval(out["rejected"].to_numpy(), out["n"].to_numpy())
-    out["rejected_rate"] = out["rejected"] / out["n"]
-    out["rejected_low"] = low
-    out["rejected_high"] = high
-    out = out.sort_values(["disagreements", "rejected_rate", "n"], ascending=[False, False, False])
-    out = out[cols].reset_index(drop=True)
-    return out.head(top) if top else out
 
 
 def detect_model_change(subs: pd.DataFrame) -> ModelChange:
@@ -1131,17 +1082,16 @@ def current_wording(
         )
     # Counts per check instead of a set per check: it matches when every distinct ask
     # it answered is current and it answered all of them.
-    pairs = answers[["check_id", "ask"]].drop_duplicates()
-    known = pairs["ask"].isin(list(current)).to_numpy()
-    counts = (
-        pd.DataFrame({"check_id": pairs["check_id"].to_numpy(), "n": 1, "known": known.astype(int)})
-        .groupby("check_id", sort=False)[["n", "known"]]
-        .sum()
-    )
-    match = (counts["n"] == counts["known"]) & (counts["known"] == len(current))
-    out = subs["check_id"].map(match)
+    rows = _answer_rows(subs["check_id"], answers["check_id"]) if len(answers) else np.zeros(0, int)
+    ask_code, asks = _codes(answers["ask"]) if len(answers) else (rows, pd.Index([]))
+    keep = (rows >= 0) & (ask_code >= 0)
+    check, ask = _distinct_pairs(rows[keep], ask_code[keep], len(asks))
+    is_current = np.array([a in current for a in asks], bool)
+    n = np.bincount(check, minlength=len(subs))
+    known = np.bincount(check, weights=is_current[ask], minlength=len(subs))
     # A check without answers (an error verdict) matches: it was asked the current questions.
-    return out.astype("boolean").fillna(True).astype(bool)
+    match = (n == 0) | ((n == known) & (known == len(current)))
+    return pd.Series(match, index=subs.index)
 
 
 def assess_step(
@@ -1192,10 +1142,10 @@ def assess_step(
     model = change.current
     model_col = subs["model"].astype(object).where(subs["model"].notna(), "(unknown model)")
     cur_model = subs[(model_col == model).to_numpy()]
-    ans_model = answers[answers["check_id"].isin(cur_model["check_id"])]
+    ans_model = answers[isin(answers["check_id"], cur_model["check_id"])]
     wording = current_wording(cur_model, ans_model, questions)
     cur = cur_model[wording.to_numpy(dtype=bool)]
-    ans = ans_model[ans_model["check_id"].isin(cur["check_id"])]
+    ans = ans_model[isin(ans_model["check_id"], cur["check_id"])]
     left_out = {
         "other_models": int(len(subs) - len(cur_model)),
         "other_wording": int(len(cur_model) - len(cur)),
@@ -1412,7 +1362,7 @@ def _since_arg(cur_model: pd.DataFrame, subs: pd.DataFrame, change: ModelChange)
     """A ``--since`` value that starts the window at the model change (to the second when safe)."""
     first = pd.Timestamp(change.changed_at)
     floor = first.floor("s")
-    others = subs[~subs["check_id"].isin(cur_model["check_id"])]
+    others = subs[~isin(subs["check_id"], cur_model["check_id"])]
     before = pd.to_datetime(others["at"], utc=True)
     safe = before.isna().all() or bool((before.dropna() < floor).all())
     stamp = floor if safe else first
@@ -1447,7 +1397,9 @@ def _replay_rates(
     codes = replay(lab_ans, qs)
     if codes.empty:
         return None
-    yy = y.reindex(codes.index).astype(bool).to_numpy()
+    # The label of each replayed check, looked up by integer codes rather than a text index.
+    at = _answer_rows(pd.Series(y.index), pd.Series(codes.index))
+    yy = np.where(at >= 0, y.to_numpy(dtype=bool)[np.maximum(at, 0)], True)
     c = codes.to_numpy()
     return _rates_from(c == PASS, c == FAIL, yy)
 
@@ -1854,6 +1806,14 @@ def approve_steps(con: Any) -> set[tuple[str, str]]:
     return {(str(p), str(s)) for p, s in rows}
 
 
+#: Columns :func:`assess_store` reads: of the checks, and of the answers (thresholds per question).
+REPORT_CHECK_COLUMNS = ("check_id", "process", "step", "verdict", "advisory", "model", "at",
+                        "truncated", "is_latest", "decided_by", "decided_at", "label", "conflict")  # fmt: skip
+REPORT_ANSWER_COLUMNS = ("check_id", "process", "step", "model", "at", "label", "position",
+                         "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
+                         "in_process_file")  # fmt: skip
+
+
 def assess_store(
     con: Any,
     filters: Any = None,
@@ -1887,32 +1847,46 @@ def assess_store(
         Steps sorted READY first, then by hours of review saved.
     """
     from calibrate.analysis.calibration import calibrate_answers
-    from calibrate.dataset import Filters, process_questions
+    from calibrate.analysis.thresholds import read_columns, share_check_codes, store_step_answers
+    from calibrate.dataset import Filters, process_questions, question_settings
     from calibrate.dataset import answers as read_answers
     from calibrate.dataset import limits as read_limits
-    from calibrate.dataset import submissions as read_submissions
 
     opts = options or ReadinessOptions()
     filters = filters or Filters()
-    subs = read_submissions(con, filters)
-    ans = read_answers(con, filters)
+    # Only the columns the assessment reads, text as categoricals, and the answers one step at
+    # a time: every column of every answer as Python objects took 8 GiB at a million runs.
+    subs = read_columns(con, "labeled", REPORT_CHECK_COLUMNS, filters)
     questions = process_questions(con)
+    settings = question_settings(con)
     server_limits = read_limits(con)
     approvals = approve_steps(con)
     steps: list[StepReadiness] = []
     notes: list[str] = []
-    for (process, step), s in subs.groupby(["process", "step"], sort=True, dropna=False):
-        a = ans[(ans["process"] == process) & (ans["step"] == step)]
+    for (process, step), s in subs.groupby(
+        ["process", "step"], sort=True, dropna=False, observed=True
+    ):
         qs = questions.get((process, step), [])
         change = detect_model_change(s)
+        # Only the current model's answers: the assessment reads no other model's.
+        a = store_step_answers(con, filters, process, step, REPORT_ANSWER_COLUMNS,
+                               labeled_only=False, model=change.current)  # fmt: skip
+        if not qs and a["in_process_file"].any():
+            # Today's questions come from the rows' thresholds: every column is needed.
+            a = read_answers(con, replace(filters, process=process, step=step))
+        a, s = share_check_codes(a, s)
         model_col = s["model"].astype(object).where(s["model"].notna(), "(unknown model)")
         s_cur = s[(model_col == change.current).to_numpy()]
-        a_cur = a[a["check_id"].isin(s_cur["check_id"])]
+        a_cur = a[isin(a["check_id"], s_cur["check_id"])]
         keep = current_wording(s_cur, a_cur, qs)
         s_cur = s_cur[keep.to_numpy(dtype=bool)]
-        a_cur = a_cur[a_cur["check_id"].isin(s_cur["check_id"])]
+        a_cur = a_cur[isin(a_cur["check_id"], s_cur["check_id"])]
         tv = search_thresholds(s_cur, a_cur, questions=qs, options=opts, limits=server_limits)
-        calib = calibrate_answers(a_cur, n_boot=n_boot) if a_cur["label"].notna().any() else []
+        calib = (
+            calibrate_answers(a_cur, n_boot=n_boot, settings=settings)
+            if a_cur["label"].notna().any()
+            else []
+        )
         steps.append(
             assess_step(
                 s,
@@ -1947,7 +1921,7 @@ def search_thresholds(
     """
     from calibrate.analysis import thresholds as th
 
-    usable = answers["label"].notna() & answers["check_id"].isin(subs["check_id"])
+    usable = answers["label"].notna().to_numpy() & isin(answers["check_id"], subs["check_id"])
     if not usable.any():
         # Nothing labeled was answered (no labels yet, or only error verdicts): nothing to search.
         qs = list(questions) or _questions_from_answers(answers)

@@ -74,18 +74,15 @@ import pandas as pd
 
 from calibrate.analysis import certify
 from calibrate.analysis.stats import MIN_N, clopper_pearson_interval
+from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, TRADEOFF_ALPHAS
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Limits, Question, decide, worst
 
 #: Share of the labels that learns the path when it must be learned (the rest certifies).
-#: The default guarantee: false passes <= alpha and false fails <= beta, with probability >= 1 - delta.
-DEFAULT_ALPHA, DEFAULT_DELTA, DEFAULT_BETA = 0.05, 0.1, 0.2
 SEARCH_FRACTION = 0.5
 #: A labels-needed estimate beyond this many is "unattainable", not "insufficient".
 MAX_LABELS = 1_000_000
 #: Statuses of a step's search.
 STATUSES = ("ok", "insufficient_data", "unattainable")
-#: The alphas of the default trade-off table.
-TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
 UNKNOWN_MODEL = "(unknown model)"
 
 
@@ -153,6 +150,9 @@ class StepData:
     n_incomplete: int = 0
     left_out: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # What the search derives from the data alone (split, layout, replays), shared by the searches
+    # of one step at several alphas (the trade-off); a subset starts with an empty one.
+    cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -174,17 +174,21 @@ def latest_model(subs: pd.DataFrame) -> str:
     """The evaluator model of the step's most recent check (missing models are one "unknown")."""
     if subs.empty:
         return UNKNOWN_MODEL
-    models = subs["model"].astype(object).where(subs["model"].notna(), UNKNOWN_MODEL)
-    frame = pd.DataFrame(
-        {
-            "at": pd.to_datetime(subs["at"], utc=True) if "at" in subs else pd.NaT,
-            "check_id": subs["check_id"].astype(str) if "check_id" in subs else "",
-            "model": models.to_numpy(),
-        }
+    # The last row in (at, check_id) order with missing times first, as a stable sort would
+    # put it, without sorting: the latest time, then the largest id, then the last row.
+    n = len(subs)
+    at = (
+        pd.to_datetime(subs["at"], utc=True)
+        if "at" in subs
+        else pd.Series(pd.NaT, index=subs.index)
     )
-    # Checks without a time come first: the latest is the last with a time.
-    last = frame.sort_values(["at", "check_id"], na_position="first", kind="stable").iloc[-1]
-    return str(last["model"])
+    timed = at.notna().to_numpy()
+    cand = (at == at.max()).to_numpy() & timed if timed.any() else np.ones(n, bool)
+    if "check_id" in subs:
+        ids = subs["check_id"].astype("str").iloc[np.flatnonzero(cand)]
+        cand[np.flatnonzero(cand)] = (ids == ids.max()).to_numpy()
+    model = subs["model"].iloc[np.flatnonzero(cand)[-1]]
+    return UNKNOWN_MODEL if _missing(model) else str(model)
 
 
 def _questions_from_answers(ans: pd.DataFrame, limits: Limits) -> tuple[list[Question], list[bool]]:
@@ -219,6 +223,81 @@ def _questions_from_answers(ans: pd.DataFrame, limits: Limits) -> tuple[list[Que
             out.append(Question(str(ask), kind, confidence=limits.check_confidence))
             known.append(False)
     return out, known
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes of a text column and the distinct values they index (-1: missing)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    return np.asarray(codes, np.intp), pd.Index(np.asarray(uniques, dtype=object))
+
+
+def isin(column: pd.Series, values: pd.Series) -> np.ndarray:
+    """``column.isin(values)`` for text columns as a boolean array, in one hash of both.
+
+    Faster than ``Series.isin`` on Arrow-backed or categorical text, which
+    goes through Python objects; a categorical is matched by its categories.
+    Missing values are never in.
+    """
+    if not len(column):
+        return np.zeros(0, bool)
+    shared = _shared_codes(column, values)
+    if shared is not None:  # the same categories: compare codes
+        member = np.zeros(len(column.cat.categories) + 1, bool)
+        member[shared[1]] = True  # a missing value (-1) marks the extra last slot
+        member[-1] = False
+        return member[shared[0]]
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        values = pd.Series(values.cat.remove_unused_categories().cat.categories)
+    uniques = pd.Series(pd.unique(values.dropna().astype("str")), dtype="str")
+    return _answer_rows(uniques, column) >= 0
+
+
+def _distinct_pairs(a: np.ndarray, b: np.ndarray, n_b: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(a[i], b[i])`` of non-negative codes, ``b < n_b``, sorted."""
+    # Sorting, not np.unique: its hash table is ten times slower on a million integers.
+    key = np.sort(a.astype(np.int64) * max(n_b, 1) + b)
+    key = key[np.r_[True, key[1:] != key[:-1]]] if key.size else key
+    return key // max(n_b, 1), key % max(n_b, 1)
+
+
+def _shared_codes(column: pd.Series, values: pd.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both columns' integer codes when they are categoricals over the same categories, else None."""
+    if not (
+        isinstance(column.dtype, pd.CategoricalDtype)
+        and isinstance(values.dtype, pd.CategoricalDtype)
+        and (
+            column.cat.categories is values.cat.categories
+            or column.cat.categories.equals(values.cat.categories)
+        )
+    ):
+        return None
+    return column.cat.codes.to_numpy(), values.cat.codes.to_numpy()
+
+
+def _answer_rows(check_ids: pd.Series, answer_ids: pd.Series | None) -> np.ndarray:
+    """For each answer, the row of its check in ``check_ids`` (unique), or -1."""
+    if answer_ids is None or not len(answer_ids):
+        return np.zeros(0, np.intp)
+    shared = _shared_codes(answer_ids, check_ids)
+    if shared is not None:  # the same categories: look rows up by code
+        row = np.full(len(answer_ids.cat.categories) + 1, -1, np.intp)
+        row[shared[1]] = np.arange(len(check_ids))
+        row[-1] = -1
+        return row[shared[0]]
+    if isinstance(answer_ids.dtype, pd.CategoricalDtype):
+        # Match the distinct values once, then look each row up by its code.
+        per_value = _answer_rows(check_ids, pd.Series(answer_ids.cat.categories))
+        codes = answer_ids.cat.codes.to_numpy()
+        return np.where(codes >= 0, per_value[np.maximum(codes, 0)] if per_value.size else -1, -1)
+    both = pd.concat(
+        [check_ids.astype("str"), answer_ids.astype("str")], ignore_index=True
+    )  # one text type, so that one hash table encodes both
+    codes, uniques = pd.factorize(both, use_na_sentinel=True)
+    codes = np.where(codes < 0, len(uniques), codes)  # missing: matches nothing
+    row = np.full(len(uniques) + 1, -1, np.intp)
+    row[codes[: len(check_ids)]] = np.arange(len(check_ids))
+    row[-1] = -1
+    return row[codes[len(check_ids) :]]
 
 
 def step_data(
@@ -263,7 +342,9 @@ def step_data(
     notes: list[str] = []
     left_out = {"other_models": int(len(labeled_all) - len(mine)), "other_wording": 0}
 
-    ans = answers[answers["check_id"].isin(mine["check_id"])] if not answers.empty else answers
+    # Integer codes instead of text: each answer's row in ``mine`` (-1: not a labeled check of
+    # the model), and its question; set operations become counts.
+    rows_of = _answer_rows(mine["check_id"], answers["check_id"] if not answers.empty else None)
     if questions:
         qs = list(questions)
         known = [
@@ -273,48 +354,71 @@ def step_data(
             for q in qs
         ]
     else:
-        qs, known = _questions_from_answers(ans, limits)
+        qs, known = _questions_from_answers(answers[rows_of >= 0], limits)
     asks = [q.ask for q in qs]
 
     # A check asked exactly today's questions is today's check; one asked another set (a question
     # added, dropped or reworded) was another version of the check and says nothing about this one.
     # An error verdict has no answers and stays: the evaluator failed, a person decides.
-    answered = ans[ans["ask"].isin(asks)] if not ans.empty else ans
-    asked = (
-        ans.groupby("check_id")["ask"].agg(frozenset) if not ans.empty else pd.Series(dtype=object)
+    ask_code, ask_names = (
+        _codes(answers["ask"]) if rows_of.size else (np.zeros(0, np.intp), pd.Index([]))
     )
-    cid = mine["check_id"].astype(str)
-    has_any = cid.isin(asked.index).to_numpy()
-    same_set = cid.map(asked).map(lambda s: s == frozenset(asks), na_action="ignore")
-    same_set = same_set.fillna(False).astype(bool).to_numpy()
+    today = set(asks)
+    is_today = np.array([a in today for a in ask_names], bool)  # one per distinct question
+    mine_rows = np.flatnonzero((rows_of >= 0) & (ask_code >= 0))
+    check, ask = _distinct_pairs(rows_of[mine_rows], ask_code[mine_rows], len(ask_names))
+    n_asked = np.bincount(check, minlength=len(mine))
+    n_today = np.bincount(check, weights=is_today[ask], minlength=len(mine))
+    has_any = n_asked > 0
+    same_set = (n_asked == n_today) & (n_today == len(today))
     is_error = (mine["verdict"].astype(str) == "error").to_numpy()
     other_wording = has_any & ~same_set & ~is_error
     left_out["other_wording"] = int(other_wording.sum())
     mine = mine[~other_wording]
     cid = mine["check_id"].astype(str).to_numpy()
     n = cid.size
+    # Rows of the kept checks renumbered; -1 for the left-out ones.
+    renumber = np.where(other_wording, -1, np.cumsum(~other_wording) - 1)
+    rows_of = (
+        np.where(rows_of >= 0, renumber[np.maximum(rows_of, 0)], -1) if rows_of.size else rows_of
+    )
 
     answer_cols: list[np.ndarray] = []
     conf_cols: list[np.ndarray] = []
     incomplete = np.zeros(n, bool)
-    pos = pd.Index(cid)
+    if rows_of.size:
+        kind_code, kind_names = _codes(answers["kind"])
     for q in qs:
-        rows = answered[answered["ask"] == q.ask].drop_duplicates("check_id", keep="last")
-        rows = rows[rows["check_id"].isin(cid)]
-        at = pos.get_indexer(rows["check_id"].astype(str))
-        kind_ok = (rows["kind"].astype(str) == q.kind.value).to_numpy()
         conf = np.full(n, np.nan)
-        conf[at] = pd.to_numeric(rows["confidence"], errors="coerce").to_numpy(float)
+        sel = np.zeros(0, np.intp)
+        if rows_of.size and q.ask in ask_names:
+            sel = np.flatnonzero((ask_code == ask_names.get_loc(q.ask)) & (rows_of >= 0))
+            # The last answer of a check to the question counts (as drop_duplicates keep="last").
+            _, last = np.unique(rows_of[sel][::-1], return_index=True)
+            sel = sel[::-1][last]
+        at = rows_of[sel]
+        kind_ok = (
+            kind_code[sel] == kind_names.get_loc(q.kind.value)
+            if sel.size and q.kind.value in kind_names
+            else np.zeros(sel.size, bool)
+        )
+        if sel.size:
+            conf[at] = pd.to_numeric(answers["confidence"].iloc[sel], errors="coerce").to_numpy(
+                float
+            )
         if q.kind is Kind.CHOICE:
             vals = np.full(n, None, dtype=object)
-            names = rows["name"].astype(object).where(rows["name"].notna(), None).to_numpy()
-            vals[at] = np.where(kind_ok, names, None)
-            missing = np.array([v is None for v in vals])
+            if sel.size:
+                got = answers["name"].iloc[sel]
+                names = got.astype(object).where(got.notna(), None).to_numpy()
+                vals[at] = np.where(kind_ok, names, None)
+            missing = pd.isna(vals)
         else:
             col = "p" if q.kind is Kind.YES_NO else "level"
             vals = np.full(n, np.nan)
-            got = pd.to_numeric(rows[col], errors="coerce").to_numpy(float)
-            vals[at] = np.where(kind_ok, got, np.nan)
+            if sel.size:
+                got = pd.to_numeric(answers[col].iloc[sel], errors="coerce").to_numpy(float)
+                vals[at] = np.where(kind_ok, got, np.nan)
             missing = np.isnan(vals)
         incomplete |= missing
         answer_cols.append(vals)
@@ -375,12 +479,22 @@ def verdict_codes(questions: Sequence[Question], data: StepData) -> np.ndarray:
         raise ValueError("one question per answer column expected")
     if data.n == 0:
         return np.zeros(0, dtype=np.int8)
-    results = np.column_stack(
-        [decide(q, a, c) for q, a, c in zip(questions, data.answer, data.confidence, strict=True)]
-    )
+    results = np.column_stack([_decided(data, i, q) for i, q in enumerate(questions)])
     out = worst(results)
     out[data.forced_unsure] = UNSURE
     return out
+
+
+def _decided(data: StepData, i: int, q: Question) -> np.ndarray:
+    """:func:`calibrate.profile.decide` of question ``i``, remembered on ``data``.
+
+    Candidates on a path differ from each other in one question or two, so
+    each question's thresholds are decided once however many candidates share them.
+    """
+    key = ("decide", i, repr(q))
+    if key not in data.cache:
+        data.cache[key] = decide(q, data.answer[i], data.confidence[i])
+    return data.cache[key]
 
 
 @dataclass(frozen=True)
@@ -548,9 +662,13 @@ def _yes_no_paths(data: StepData, *, delta_pass: float, delta_fail: float) -> tu
     Each candidate's threshold is then loosened as far as it can go without
     changing a decision on the labeled data, and written as a short decimal.
     """
-    p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
-    bad = ~data.acceptable
-    up = certify.score_path(p, bad, descending=True)
+    if "score_paths" not in data.cache:  # the grid paths do not depend on alpha, beta or delta
+        p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
+        data.cache["score_paths"] = (
+            certify.score_path(p, ~data.acceptable, descending=True),
+            certify.score_path(p, data.acceptable, descending=False),
+        )
+    up, down = data.cache["score_paths"]
     k = up.n.size
     pass_path = Path(
         side="pass",
@@ -567,7 +685,6 @@ def _yes_no_paths(data: StepData, *, delta_pass: float, delta_fail: float) -> tu
         above=up.above,
         n_total=data.n,
     )
-    down = certify.score_path(p, data.acceptable, descending=False)
     j = down.n.size
     fail_path = Path(
         side="fail",
@@ -615,24 +732,45 @@ _N_FAIL_VALUES = 12
 _N_CONF_VALUES = 12
 #: Multipliers of the Lagrangian tried, loose to strict: an error costs about ``weight`` decisions.
 _WEIGHTS = np.geomspace(1.0, 1e4, 16)
+#: Options whose result codes are computed at once.
+_CHUNK = 16
 _FAIL_WEIGHTS = np.r_[0.0, np.geomspace(1.0, 1e4, 9)]
 
 
 @dataclass
 class _Options:
-    """Every threshold combination tried for one question, with its result codes on the search part."""
+    """Every threshold combination tried for one question, with its result codes on the search part.
+
+    Search rows whose codes agree under every option form one *bucket*, so the
+    codes are kept per bucket and a gain is a sum over buckets: one pass over the
+    rows per call (``bincount``) instead of one per option.
+    """
 
     q: int
     options: list[dict[str, float]]
-    codes: np.ndarray  # (n_options, n_search) int8
-    is_pass: np.ndarray = field(init=False)  # float32 indicators, for gains as matrix products
+    codes: np.ndarray  # (n_options, n_buckets) int8
+    bucket: np.ndarray  # (n_search,) the bucket of each search row
+    is_pass: np.ndarray = field(init=False)  # float64 indicators per bucket
     is_fail: np.ndarray = field(init=False)
     decided: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        self.is_pass = (self.codes == PASS).astype(np.float32)
-        self.is_fail = (self.codes == FAIL).astype(np.float32)
+        self.is_pass = (self.codes == PASS).astype(float)
+        self.is_fail = (self.codes == FAIL).astype(float)
         self.decided = self.is_pass + self.is_fail
+
+    @classmethod
+    def of(cls, q: int, options: list[dict[str, float]], codes: np.ndarray) -> _Options:
+        """Distinct options (the first, loosest, of each set deciding alike) over bucketed rows."""
+        bucket, columns = _buckets(codes)
+        # Options that decide the search part identically are one candidate; keep the first.
+        _, first = np.unique(columns, axis=0, return_index=True)
+        keep = np.sort(first)
+        return cls(q, [options[k] for k in keep], columns[keep], bucket)
+
+    def row_codes(self, k: int) -> np.ndarray:
+        """Result codes of option ``k`` on every search row."""
+        return self.codes[k][self.bucket]
 
     def gains(self, rest: np.ndarray, value_pass: np.ndarray, value_fail: np.ndarray) -> np.ndarray:
         """The objective of every option with the other questions' worst result ``rest`` held.
@@ -640,13 +778,23 @@ class _Options:
         The verdict is the worst result: where the rest passes, this question decides; where the
         rest fails, the verdict fails unless this question is unsure; where it is unsure, nothing.
         """
-        rest_pass = (rest == PASS).astype(np.float32)
-        rest_fail = (rest == FAIL).astype(np.float32)
-        return (
-            self.is_pass @ (value_pass * rest_pass)
-            + self.is_fail @ (value_fail * rest_pass)
-            + self.decided @ (value_fail * rest_fail)
-        )
+        rest_pass, rest_fail = rest == PASS, rest == FAIL
+        m = self.codes.shape[1]
+        sums = [
+            np.bincount(self.bucket, weights=np.where(on, v, 0.0), minlength=m)
+            for on, v in ((rest_pass, value_pass), (rest_pass, value_fail), (rest_fail, value_fail))
+        ]
+        return self.is_pass @ sums[0] + self.is_fail @ sums[1] + self.decided @ sums[2]
+
+
+def _buckets(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group the columns (rows of the data) of ``codes`` that are equal: each row's bucket and the codes per bucket."""
+    if codes.shape[1] == 0:
+        return np.zeros(0, np.intp), codes
+    cols = np.ascontiguousarray(codes.T)
+    keys = cols.view(np.dtype((np.void, cols.dtype.itemsize * cols.shape[1]))).ravel()
+    _, first, bucket = np.unique(keys, return_index=True, return_inverse=True)
+    return bucket.ravel(), np.ascontiguousarray(codes[:, first])
 
 
 @dataclass
@@ -768,17 +916,22 @@ def _layout(data: StepData, search: np.ndarray, *, relearn_lists: bool) -> _Layo
     for i, opts in option_sets:
         keys = opts[0].keys()
         arrays = {k: np.array([o[k] for o in opts], float) for k in keys}
-        codes = _question_codes(layout, data, search, i, arrays)
-        # Options that decide the search part identically are one candidate; keep the first (loosest).
-        _, first = np.unique(codes, axis=0, return_index=True)
-        keep = np.sort(first)
-        layout.blocks.append(_Options(i, [opts[k] for k in keep], codes[keep]))
+        # A few options at a time: the rule's intermediates are eight bytes per row and option.
+        codes = np.concatenate(
+            [
+                _question_codes(
+                    layout, data, search, i, {k: v[j : j + _CHUNK] for k, v in arrays.items()}
+                )
+                for j in range(0, len(opts), _CHUNK)
+            ]
+        )
+        layout.blocks.append(_Options.of(i, opts, codes))
     return layout
 
 
 def _ascend(
-    layout: _Layout, values: tuple[np.ndarray, np.ndarray], forced: np.ndarray, choice: list[int],
-    *, rounds: int = 4,
+    blocks: Sequence[_Options], values: tuple[np.ndarray, np.ndarray], forced: np.ndarray,
+    choice: list[int], *, rounds: int = 4,
 ) -> list[int]:  # fmt: skip
     """Block coordinate ascent: each question in turn gets its best combination of thresholds.
 
@@ -788,11 +941,11 @@ def _ascend(
     one) with the other questions held; a tie keeps the current option.
     """
     value_pass, value_fail = values
-    current = [b.codes[k] for b, k in zip(layout.blocks, choice, strict=True)]
+    current = [b.row_codes(k) for b, k in zip(blocks, choice, strict=True)]
     n = forced.size
     for _ in range(rounds):
         changed = False
-        for j, block in enumerate(layout.blocks):
+        for j, block in enumerate(blocks):
             others = current[:j] + current[j + 1 :]
             rest = np.max(np.vstack(others), axis=0) if others else np.zeros(n, np.int8)
             rest = np.where(forced, UNSURE, rest)
@@ -801,7 +954,7 @@ def _ascend(
             if choice[j] in best:
                 continue  # a tie keeps the current option: moves must pay on the search part
             choice[j] = int(best[0])
-            current[j] = block.codes[choice[j]]
+            current[j] = block.row_codes(choice[j])
             changed = True
         if not changed:
             break
@@ -878,25 +1031,29 @@ def _describe(questions: Sequence[Question]) -> str:
 
 
 def _neighbourhood(
-    layout: _Layout, solutions: list[tuple[int, ...]], bad: np.ndarray, forced: np.ndarray
-) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    blocks: Sequence[_Options], solutions: list[tuple[int, ...]], bad: np.ndarray,
+    forced: np.ndarray, count: np.ndarray,
+) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
     """The solutions and all their one-question deviations, with counts on the search part.
 
-    Returns the distinct option tuples and ``(n_pass, false_pass, n_fail, false_fail)``.
+    ``bad``, ``forced`` and ``count`` describe the cells of search rows (see
+    :class:`_Cells`). Returns the distinct option tuples and ``(n_pass,
+    false_pass, n_fail, false_fail)``.
     """
-    badf = bad.astype(np.float32)
-    goodf = (~bad).astype(np.float32)
+    ones = count.astype(float)
+    badf = ones * bad
+    goodf = ones * ~bad
+    zero = np.zeros_like(ones)
     seen: dict[tuple[int, ...], tuple[float, float, float, float]] = {}
     for sol in solutions:
-        current = [bl.codes[k] for bl, k in zip(layout.blocks, sol, strict=True)]
-        for j, block in enumerate(layout.blocks):
+        current = [bl.row_codes(k) for bl, k in zip(blocks, sol, strict=True)]
+        for j, block in enumerate(blocks):
             others = current[:j] + current[j + 1 :]
             rest = np.max(np.vstack(others), axis=0) if others else np.zeros(bad.size, np.int8)
             rest = np.where(forced, UNSURE, rest)
-            ones = np.ones(bad.size, np.float32)
             counts = np.column_stack(
-                [block.gains(rest, ones, 0 * ones), block.gains(rest, badf, 0 * ones),
-                 block.gains(rest, 0 * ones, ones), block.gains(rest, 0 * ones, goodf)]
+                [block.gains(rest, ones, zero), block.gains(rest, badf, zero),
+                 block.gains(rest, zero, ones), block.gains(rest, zero, goodf)]
             )  # fmt: skip
             for k in range(len(block.options)):
                 key = sol[:j] + (k,) + sol[j + 1 :]
@@ -905,6 +1062,54 @@ def _neighbourhood(
     keys = list(seen)
     arr = np.array([seen[k] for k in keys], dtype=float).reshape(-1, 4)
     return keys, (arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
+
+
+@dataclass
+class _Cells:
+    """The search rows grouped into cells that every candidate treats alike.
+
+    Rows with the same bucket in every question, the same label and the same
+    forced-unsure flag get the same verdict under every candidate, so the
+    search sums over cells weighted by their row counts instead of over rows.
+    """
+
+    blocks: list[_Options]  # the layout's blocks with ``bucket`` per cell
+    bad: np.ndarray
+    forced: np.ndarray
+    count: np.ndarray
+
+    @classmethod
+    def of(cls, layout: _Layout, bad: np.ndarray, forced: np.ndarray) -> _Cells:
+        keys = np.column_stack(
+            [b.bucket for b in layout.blocks] + [bad.astype(np.intp), forced.astype(np.intp)]
+        )
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        count = np.bincount(inverse.ravel(), minlength=first.size)
+        blocks = [replace(b, bucket=b.bucket[first]) for b in layout.blocks]
+        return cls(blocks, bad[first], forced[first], count)
+
+
+def _prepared(
+    data: StepData, *, search_fraction: float, seed: int, relearn_lists: bool
+) -> tuple[np.ndarray, np.ndarray, _Layout, _Cells]:
+    """The split, the layout and the cells of a learned path: they do not depend on alpha or beta."""
+    key = ("joint", search_fraction, seed, relearn_lists)
+    if key not in data.cache:
+        search, cert = certify.stratified_split(
+            data.acceptable, search_fraction=search_fraction, seed=seed
+        )
+        layout = _layout(data, search, relearn_lists=relearn_lists)
+        cells = _Cells.of(layout, ~data.acceptable[search], data.forced_unsure[search])
+        data.cache[key] = (search, cert, layout, cells)
+    return data.cache[key]
+
+
+def _replay_cached(questions: Sequence[Question], data: StepData) -> Rates:
+    """:func:`replay`, remembered per configuration on ``data`` (paths at other alphas repeat them)."""
+    key = ("replay", repr(list(questions)))
+    if key not in data.cache:
+        data.cache[key] = replay(questions, data)
+    return data.cache[key]
 
 
 def _joint_path(
@@ -931,28 +1136,26 @@ def _joint_path(
     if it decides more than every less risky one (a Pareto front, strictest
     first).
     """
-    search, cert = certify.stratified_split(
-        data.acceptable, search_fraction=search_fraction, seed=seed
-    )
-    layout = _layout(data, search, relearn_lists=relearn_lists)
-    bad = ~data.acceptable[search]
-    forced = data.forced_unsure[search]
+    search, cert, layout, cells = _prepared(data, search_fraction=search_fraction, seed=seed,
+                                            relearn_lists=relearn_lists)  # fmt: skip
+    bad, forced, count = cells.bad, cells.forced, cells.count
     b = min(beta, 1.0)
     found: dict[tuple[int, ...], None] = {}
     # Option 0 of every question passes everything and fails nothing.
-    loosest = [0] * len(layout.blocks)
+    loosest = [0] * len(cells.blocks)
     for w_fail in _FAIL_WEIGHTS if beta < 1.0 else (0.0,):
         choice = list(loosest)
         for w_pass in _WEIGHTS:
+            # What a search row is worth, times the rows of its cell.
             values = (
-                (1.0 + w_pass * (alpha - bad)).astype(np.float32),
-                (1.0 + w_fail * (b - ~bad)).astype(np.float32),
+                (1.0 + w_pass * (alpha - bad)).astype(np.float32) * count,
+                (1.0 + w_fail * (b - ~bad)).astype(np.float32) * count,
             )
-            choice = _ascend(layout, values, forced, choice)
+            choice = _ascend(cells.blocks, values, forced, choice)
             found.setdefault(tuple(choice), None)
     # Around each solution, every one-question deviation is a candidate too: the Lagrangian only
     # reaches the convex hull of what is achievable, the deviations fill in between.
-    keys, stats_ = _neighbourhood(layout, list(found), bad, forced)
+    keys, stats_ = _neighbourhood(cells.blocks, list(found), bad, forced, count)
     n_p, e_p, n_f, e_f = stats_
     with np.errstate(invalid="ignore", divide="ignore"):
         risk = np.nan_to_num(e_p / n_p) / alpha
@@ -966,11 +1169,13 @@ def _joint_path(
             front.append(k)
             best_cov = coverage[k]
     configs = [_config(data, layout, keys[k]) for k in front]
-    cert_data = data.subset(cert)
+    if ("certify", search_fraction, seed) not in data.cache:
+        data.cache[("certify", search_fraction, seed)] = data.subset(cert)
+    cert_data = data.cache[("certify", search_fraction, seed)]
     counts = np.array(
         [
             (r.n_pass, r.false_pass, r.n_fail, r.false_fail)
-            for r in (replay(cfg, cert_data) for cfg in configs)
+            for r in (_replay_cached(cfg, cert_data) for cfg in configs)
         ],
         dtype=int,
     ).reshape(-1, 4)
@@ -1239,7 +1444,7 @@ def find_thresholds(
     settings = dict(delta=delta, beta=beta, relearn_lists=relearn_lists,
                     search_fraction=search_fraction, seed=seed)  # fmt: skip
     notes = list(data.notes)
-    current_rates = replay(data.questions, data) if all(data.known) and data.n else None
+    current_rates = _replay_cached(data.questions, data) if all(data.known) and data.n else None
     if not all(data.known):
         notes.append(
             "today's thresholds of some questions are unknown (no process file): no replay"
@@ -1336,7 +1541,7 @@ def find_thresholds(
             share = most / n_cert if most > 0 and n_cert else zero_error_share
             zero_error = certify.min_count(alpha, d_pass) / share / cert_share
             needed_labels = int(max(math.ceil(zero_error), data.n + 1))
-    expected = replay(suggested, data) if suggested is not None else current_rates
+    expected = _replay_cached(suggested, data) if suggested is not None else current_rates
     return StepThresholds(
         process=data.process,
         step=data.step,
@@ -1459,42 +1664,196 @@ def suggest_thresholds(
         :func:`calibrate.dataset.process_questions`.
     """
     _validate(alpha, delta, beta)
-    questions = questions or {}
+
+    def step_answers(process: Any, step: Any, _checks: pd.DataFrame) -> pd.DataFrame:
+        if answers.empty:
+            return answers
+        return answers[(answers["process"] == process) & (answers["step"] == step)]
+
+    return _search_steps(
+        subs, step_answers, questions=questions or {}, alpha=alpha, delta=delta, beta=beta,
+        model=model, limits=limits, relearn_lists=relearn_lists, search_fraction=search_fraction,
+        seed=seed,
+    )  # fmt: skip
+
+
+def _search_steps(
+    subs: pd.DataFrame,
+    step_answers: Any,
+    *,
+    questions: Mapping[tuple[str, str], Sequence[Question]],
+    alpha: float,
+    delta: float,
+    beta: float,
+    **kwargs: Any,
+) -> ThresholdsReport:
+    """:func:`search_step` per (process, step) of ``subs``; ``step_answers(process, step, checks)`` gives its answers."""
     steps = []
     if not subs.empty:
-        for (process, step), s in subs.groupby(["process", "step"], sort=True, dropna=False):
-            a = (
-                answers[(answers["process"] == process) & (answers["step"] == step)]
-                if not answers.empty
-                else answers
-            )
+        for (process, step), s in subs.groupby(
+            ["process", "step"], sort=True, dropna=False, observed=True
+        ):
             steps.append(
                 search_step(
                     s,
-                    a,
+                    step_answers(process, step, s),
                     questions=questions.get((process, step), ()),
                     alpha=alpha,
                     delta=delta,
                     beta=beta,
-                    model=model,
-                    limits=limits,
-                    relearn_lists=relearn_lists,
-                    search_fraction=search_fraction,
-                    seed=seed,
+                    **kwargs,
                 )  # fmt: skip
             )
     return ThresholdsReport(alpha, delta, beta, steps)
 
 
+#: Columns the search reads: of the checks, and of the answers (thresholds come per question).
+SEARCH_CHECK_COLUMNS = ("check_id", "process", "step", "model", "at", "verdict", "label",
+                        "conflict", "advisory")  # fmt: skip
+SEARCH_ANSWER_COLUMNS = ("check_id", "at", "position", "ask", "kind", "p", "name", "level",
+                         "confidence", "in_process_file")  # fmt: skip
+
+
+def read_columns(
+    con: Any, view: str, columns: Sequence[str], filters: Any, *, labeled_only: bool = False
+) -> pd.DataFrame:
+    """``columns`` of the ``labeled`` or ``labeled_answers`` view, in the rows and order of
+    :func:`calibrate.dataset.submissions` / :func:`calibrate.dataset.answers`.
+
+    Text is categorical with sorted categories (so it groups and sorts as the
+    text does), except ``check_id``, which stays text: nearly every row has
+    its own, so a dictionary would cost more than it saves (see
+    :func:`share_check_codes`).
+
+    Raises
+    ------
+    ValueError
+        An unknown view or column.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from calibrate.dataset import ANSWER_COLUMNS, SUBMISSION_COLUMNS
+
+    views = {"labeled": (SUBMISSION_COLUMNS, '"at", check_id'),
+             "labeled_answers": (ANSWER_COLUMNS, '"at", check_id, position')}  # fmt: skip
+    if view not in views or not columns or set(columns) - set(views[view][0]):
+        raise ValueError(f"cannot read {list(columns)} of {view!r}")
+    where, params = filters.where()
+    if labeled_only:
+        where += " AND label IS NOT NULL"
+    select = ", ".join(f'"{c}"' for c in columns)
+    sql = f"SELECT {select} FROM {view} WHERE {where} ORDER BY {views[view][1]}"  # noqa: S608 - names checked above
+    con.execute("SELECT 1").fetchall()  # a result left unread would block con.sql()
+    table = con.sql(sql, params=params).to_arrow_table()
+    _release_cache(con)
+    arrays = [
+        pc.dictionary_encode(col) if pa.types.is_string(col.type) and name != "check_id" else col
+        for name, col in zip(table.column_names, table.columns, strict=True)
+    ]
+    frame = pa.table(arrays, names=table.column_names).to_pandas(
+        types_mapper={pa.bool_(): pd.BooleanDtype()}.get
+    )
+    for name in frame.columns:
+        col = frame[name]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            frame[name] = col.cat.reorder_categories(sorted(col.cat.categories))
+        elif isinstance(col.dtype, pd.BooleanDtype) and not col.isna().any():
+            frame[name] = col.astype(bool)
+    return frame
+
+
+def _release_cache(con: Any) -> None:
+    """Have DuckDB give back the memory it keeps after a query (hundreds of MB after the views).
+
+    Lowering the memory limit evicts what the buffer pool holds; the limit is then restored.
+    """
+    import duckdb
+
+    def limit() -> str:
+        return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    try:
+        before = limit()
+        con.execute("SET memory_limit = '64MB'")
+        # The default exactly; another limit as DuckDB prints it (its own text, not record text).
+        con.execute("RESET memory_limit")
+        if limit() != before:
+            con.execute(f"SET memory_limit = '{before}'")
+    except duckdb.Error:
+        pass  # nothing to give back, or a limit that cannot be lowered: keep it
+
+
+def store_step_answers(
+    con: Any, filters: Any, process: Any, step: Any, columns: Sequence[str], *,
+    labeled_only: bool, model: str | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """One step's answers, only ``columns``, in the order of :func:`calibrate.dataset.answers`.
+
+    Reading a step at a time keeps one step's answers in memory, not the store's; ``model``
+    keeps only that evaluator model's (a missing model cannot be selected: ``None`` keeps all).
+    """
+    one = replace(filters, step=step, process=None if _missing(process) else process)
+    if model is not None and model != UNKNOWN_MODEL:
+        one = replace(one, model=model)
+    cols = [*columns, "process"] if _missing(process) and "process" not in columns else columns
+    rows = read_columns(con, "labeled_answers", list(cols), one, labeled_only=labeled_only)
+    if _missing(process):
+        rows = rows[rows["process"].isna().to_numpy()]
+    return rows
+
+
+def share_check_codes(
+    answers: pd.DataFrame, checks: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``answers`` and ``checks`` with ``check_id`` categorical over the same categories.
+
+    Then matching answers to checks compares integer codes (see :func:`isin`)
+    instead of hashing the ids again at every step: the ids of both are
+    hashed once, here.
+    """
+    if "check_id" not in answers or "check_id" not in checks:
+        return answers, checks
+    ids = pd.concat([checks["check_id"].astype("str"), answers["check_id"].astype("str")],
+                    ignore_index=True)  # fmt: skip
+    codes, uniques = pd.factorize(ids, use_na_sentinel=True)
+    dtype = pd.CategoricalDtype(pd.Index(uniques, dtype="str"))
+    out = []
+    for frame, part in ((checks, codes[: len(checks)]), (answers, codes[len(checks) :])):
+        frame = frame.copy(deep=False)
+        frame["check_id"] = pd.Categorical.from_codes(part, dtype=dtype)
+        out.append(frame)
+    return out[1], out[0]
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
 def suggest_from_store(con: Any, filters: Any = None, **kwargs: Any) -> ThresholdsReport:
-    """Read a store through :mod:`calibrate.dataset` and run :func:`suggest_thresholds`."""
-    from calibrate.dataset import Filters, answers, limits, process_questions, submissions
+    """Read a store through :mod:`calibrate.dataset` and run the search of :func:`suggest_thresholds`.
+
+    Reads only the columns the search needs, and the answers one step at a time.
+    """
+    from calibrate.dataset import Filters, answers, limits, process_questions
 
     filters = filters or Filters()
-    subs = submissions(con, filters)
-    ans = answers(con, filters, labeled_only=True)
+    kwargs = {"alpha": DEFAULT_ALPHA, "delta": DEFAULT_DELTA, "beta": DEFAULT_BETA, **kwargs}
+    _validate(kwargs["alpha"], kwargs["delta"], kwargs["beta"])
+    subs = read_columns(con, "labeled", SEARCH_CHECK_COLUMNS, filters)
     qs = process_questions(con, filters.process, filters.step)
-    return suggest_thresholds(subs, ans, questions=qs, limits=limits(con), **kwargs)
+
+    def step_answers(process: Any, step: Any, checks: pd.DataFrame) -> pd.DataFrame:
+        # Only the searched model's answers are read: the search looks at no other.
+        model = kwargs.get("model") or latest_model(checks)
+        rows = store_step_answers(con, filters, process, step, SEARCH_ANSWER_COLUMNS,
+                                  labeled_only=True, model=model)  # fmt: skip
+        if not qs.get((process, step)) and rows["in_process_file"].any():
+            # Today's questions come from the rows' thresholds: every column is needed.
+            rows = answers(con, replace(filters, process=process, step=step), labeled_only=True)
+        return rows
+
+    return _search_steps(subs, step_answers, questions=qs, limits=limits(con), **kwargs)
 
 
 # --------------------------------------------------------------------------- the trade-off
