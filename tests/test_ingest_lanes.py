@@ -264,3 +264,29 @@ def test_scan_counts_lines_and_bounds_their_length(tmp_path, monkeypatch):
     scan = ing._scan(path)
     assert scan.lines == 3 and scan.line_bound == 20
     assert scan.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_grown_file_adds_the_same_rows_both_ways(tmp_path, monkeypatch):
+    lines = (SAMPLE / "runs.jsonl").read_text(encoding="utf-8").splitlines()
+    monkeypatch.setattr(ing, "TYPED_LANE_MIN_BYTES", 0)
+    stores = {}
+    for fast in (True, False):
+        monkeypatch.setattr(ing, "TYPED_LANE_ENABLED", fast)
+        folder = tmp_path / ("fast" if fast else "slow")
+        folder.mkdir()
+        path = folder / "runs.jsonl"
+        con = connect(folder / "store.duckdb")
+        path.write_text("\n".join(lines[:300]) + "\n", encoding="utf-8")
+        first = ing.ingest(con, [path]).totals
+        path.write_text("\n".join(lines[:450]) + "\n", encoding="utf-8")  # the file grew
+        second = ing.ingest(con, [path]).totals
+        rows = {
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]  # noqa: S608 - fixed names
+            for t in ("runs", "checks", "answers", "decisions")
+        }
+        con.close()
+        stores[fast] = (first, second, rows)
+    assert stores[True] == stores[False]
+    first, second, rows = stores[True]
+    assert first["read"] == 300 and second["read"] == 450 and rows["runs"] == 450
+    assert 0 < second["new"] <= 150
