@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import duckdb
+import numpy as np
 
 from calibrate.errors import CalibrateError, ProcessFileError, StoreError, UsageError
 from calibrate.ingest import lines as _lines
@@ -334,29 +335,31 @@ def _whole_file_quarantine(
     return FileResult(str(path), kind, "loaded", 1, 0, 0, 1, reason)
 
 
-def _typed_lane(con: duckdb.DuckDBPyConnection, path: Path, n_lines: int):
+def _typed_lane(con: duckdb.DuckDBPyConnection, path: Path, n_lines: int) -> np.ndarray | None:
     """Load what DuckDB's typed reader can take of a JSON-lines file; return the other lines.
 
     Returns
     -------
     numpy.ndarray or None
         Sorted line numbers of the records left to the record pipeline (the
-        lane's candidates wait in the ``f_*`` tables), or ``None`` when the
+        lane's rows wait in the ``c_*`` tables, shown through the ``f_*``
+        views to the record pipeline), or ``None`` when the
         whole file must take the record pipeline: the strict reader refused it
         (a line that is not JSON, a duplicate key, an unexpected shape), it
         skipped blank lines (so its row numbers are not line numbers), or most
         records were left over anyway.
     """
-    import numpy as np
-
     con.execute(RECORD_PIPELINE["macros"])
     con.execute(TYPED_LANE["empty"])
+    previous = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
     con.execute("SET preserve_insertion_order = true")  # rowid + 1 is then the line number
     try:
         con.execute(TYPED_LANE["read"], [str(path)])
     except duckdb.Error:
         _drop_lane_tables(con)
         return None
+    finally:
+        con.execute("SET preserve_insertion_order = ?", [bool(previous)])
     n_rows = con.execute("SELECT count(*) FROM t_doc").fetchone()[0]
     if n_rows != n_lines:
         _drop_lane_tables(con)
