@@ -7,6 +7,7 @@ functions receive plain DataFrames and never touch SQL or files.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -194,6 +195,7 @@ def view_columns(
     *,
     labeled_only: bool = False,
     ordered: bool = True,
+    text: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Only ``columns`` of the ``labeled`` or ``labeled_answers`` view, text as categoricals.
 
@@ -214,6 +216,10 @@ def view_columns(
         Keep only rows with a label.
     ordered : bool, default=True
         Keep the row order of :func:`submissions` / :func:`answers`.
+    text : sequence of str, default=()
+        Text columns to return as plain text rather than categoricals: an
+        identifier nearly every row has its own of (``check_id``) costs more
+        as a dictionary than it saves.
 
     Returns
     -------
@@ -255,7 +261,7 @@ def view_columns(
         # copy the other columns, as any column kept from DuckDB's batch keeps all of it.
         arrays = [
             pc.dictionary_encode(col)
-            if _is_text(col.type) and name not in keys
+            if _is_text(col.type) and name not in keys and name not in text
             else pa.concat_arrays([col])
             for name, col in zip(batch.schema.names, batch.columns, strict=True)
         ]
@@ -276,11 +282,32 @@ def view_columns(
         col = frame[name]
         if isinstance(col.dtype, pd.CategoricalDtype):
             frame[name] = col.cat.reorder_categories(sorted(col.cat.categories))
-        elif _is_text(table.schema.field(name).type):
+        elif _is_text(table.schema.field(name).type) and name not in text:
             frame[name] = col.astype("category")  # a sort key, or no rows: not encoded above
         elif isinstance(col.dtype, pd.BooleanDtype) and not col.isna().any():
             frame[name] = col.astype(bool)
+    release_cache(con)
     return frame
+
+
+def release_cache(con: duckdb.DuckDBPyConnection) -> None:
+    """Have DuckDB give back the memory it keeps after a query (hundreds of MB after the views).
+
+    Lowering the memory limit evicts what the buffer pool holds; the limit is then restored.
+    """
+
+    def limit() -> str:
+        return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    try:
+        before = limit()
+        con.execute("SET memory_limit = '64MB'")
+        # The default exactly; another limit as DuckDB prints it (its own text, not record text).
+        con.execute("RESET memory_limit")
+        if limit() != before:
+            con.execute(f"SET memory_limit = '{before}'")
+    except duckdb.Error:
+        pass  # nothing to give back, or a limit that cannot be lowered: keep it
 
 
 def _is_text(arrow_type: object) -> bool:

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from calibrate import dataset
 from calibrate.analysis import certify
 from calibrate.analysis import thresholds as th
 from calibrate.analysis.baselines import jung_fixed_sequence_baseline
@@ -755,11 +756,11 @@ def test_release_cache_keeps_the_memory_limit(sample_store):
             return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
 
         default = limit()
-        th._release_cache(con)
+        dataset.release_cache(con)
         assert limit() == default
         con.execute("SET memory_limit = '1GB'")
         before = limit()
-        th._release_cache(con)
+        dataset.release_cache(con)
         assert limit().split()[1] == before.split()[1]
         assert float(limit().split()[0]) == pytest.approx(float(before.split()[0]), rel=1e-3)
     finally:

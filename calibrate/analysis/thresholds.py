@@ -1720,68 +1720,20 @@ def read_columns(
     """``columns`` of the ``labeled`` or ``labeled_answers`` view, in the rows and order of
     :func:`calibrate.dataset.submissions` / :func:`calibrate.dataset.answers`.
 
-    Text is categorical with sorted categories (so it groups and sorts as the
-    text does), except ``check_id``, which stays text: nearly every row has
-    its own, so a dictionary would cost more than it saves (see
-    :func:`share_check_codes`).
+    Text is categorical (:func:`calibrate.dataset.view_columns`), except
+    ``check_id``, which stays text: the search codes it per step
+    (:func:`share_check_codes`).
 
     Raises
     ------
     ValueError
         An unknown view or column.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    from calibrate.dataset import view_columns
 
-    from calibrate.dataset import ANSWER_COLUMNS, SUBMISSION_COLUMNS
-
-    views = {"labeled": (SUBMISSION_COLUMNS, '"at", check_id'),
-             "labeled_answers": (ANSWER_COLUMNS, '"at", check_id, position')}  # fmt: skip
-    if view not in views or not columns or set(columns) - set(views[view][0]):
-        raise ValueError(f"cannot read {list(columns)} of {view!r}")
-    where, params = filters.where()
-    if labeled_only:
-        where += " AND label IS NOT NULL"
-    select = ", ".join(f'"{c}"' for c in columns)
-    sql = f"SELECT {select} FROM {view} WHERE {where} ORDER BY {views[view][1]}"  # noqa: S608 - names checked above
-    con.execute("SELECT 1").fetchall()  # a result left unread would block con.sql()
-    table = con.sql(sql, params=params).to_arrow_table()
-    _release_cache(con)
-    arrays = [
-        pc.dictionary_encode(col) if pa.types.is_string(col.type) and name != "check_id" else col
-        for name, col in zip(table.column_names, table.columns, strict=True)
-    ]
-    frame = pa.table(arrays, names=table.column_names).to_pandas(
-        types_mapper={pa.bool_(): pd.BooleanDtype()}.get
+    return view_columns(
+        con, view, list(columns), filters, labeled_only=labeled_only, text=("check_id",)
     )
-    for name in frame.columns:
-        col = frame[name]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            frame[name] = col.cat.reorder_categories(sorted(col.cat.categories))
-        elif isinstance(col.dtype, pd.BooleanDtype) and not col.isna().any():
-            frame[name] = col.astype(bool)
-    return frame
-
-
-def _release_cache(con: Any) -> None:
-    """Have DuckDB give back the memory it keeps after a query (hundreds of MB after the views).
-
-    Lowering the memory limit evicts what the buffer pool holds; the limit is then restored.
-    """
-    import duckdb
-
-    def limit() -> str:
-        return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-
-    try:
-        before = limit()
-        con.execute("SET memory_limit = '64MB'")
-        # The default exactly; another limit as DuckDB prints it (its own text, not record text).
-        con.execute("RESET memory_limit")
-        if limit() != before:
-            con.execute(f"SET memory_limit = '{before}'")
-    except duckdb.Error:
-        pass  # nothing to give back, or a limit that cannot be lowered: keep it
 
 
 def store_step_answers(
