@@ -21,6 +21,11 @@ CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
     CASE WHEN regexp_matches(t, '^\s*[0-9]{4}-[0-9]{2}-[0-9]{2}')
               AND isfinite(try_cast(t AS TIMESTAMPTZ))
          THEN try_cast(t AS TIMESTAMPTZ) END);
+-- A JSON string's text (NULL when the value is not a string), and an identifier's text
+-- (a string or an integer; NULL otherwise).
+CREATE OR REPLACE TEMP MACRO json_string(j) AS (CASE WHEN json_type(j) = 'VARCHAR' THEN (j->>'$') END);
+CREATE OR REPLACE TEMP MACRO json_id(j) AS (
+    CASE WHEN json_type(j) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (j->>'$') END);
 -- A JSON number as DOUBLE (NULL when it is not a number or does not fit).
 CREATE OR REPLACE TEMP MACRO json_number(j) AS (
     CASE WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
@@ -51,8 +56,8 @@ SELECT *,
         WHEN "check" IS NOT NULL THEN 'verdict'
         WHEN decision IS NOT NULL THEN 'decision'
     END AS kind,
-    CASE WHEN json_type(run) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (run->>'$') END AS run_id,
-    CASE WHEN json_type(process) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (process->>'$') END AS process_name,
+    json_id(run) AS run_id,
+    json_id(process) AS process_name,
     CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text
 FROM s_doc;
 
@@ -182,11 +187,11 @@ FROM s_check c;
 -- name: checks_typed
 CREATE OR REPLACE TEMP TABLE s_check3 AS
 SELECT c.*,
-       CASE WHEN json_type(v.verdict) = 'VARCHAR' THEN (v.verdict->>'$') END AS verdict,
+       json_string(v.verdict) AS verdict,
        CASE WHEN json_type(v.advisory) = 'BOOLEAN' THEN ((v.advisory->>'$'))::BOOLEAN END AS advisory,
-       CASE WHEN json_type(v.model) = 'VARCHAR' THEN (v.model->>'$') END AS model,
-       CASE WHEN json_type(v."at") = 'VARCHAR' THEN (v."at"->>'$') END AS at_text,
-       CASE WHEN json_type(v."at") = 'VARCHAR' THEN iso_time((v."at"->>'$')) END AS at_ts,
+       json_string(v.model) AS model,
+       json_string(v."at") AS at_text,
+       iso_time(json_string(v."at")) AS at_ts,
        coalesce(json_type(v.questions), 'MISSING') AS questions_type,
        CASE WHEN json_type(v.questions) = 'ARRAY' THEN json_array_length(v.questions) ELSE 0 END AS n_questions,
        v.truncated IS NOT NULL AND json_type(v.truncated) NOT IN ('NULL') AND (v.truncated->>'$') <> 'false' AS is_truncated
@@ -208,8 +213,8 @@ FROM (
 -- name: questions_typed
 CREATE OR REPLACE TEMP TABLE s_q2 AS
 SELECT q.*,
-       CASE WHEN json_type(f.ask) = 'VARCHAR' THEN (f.ask->>'$') END AS ask,
-       CASE WHEN json_type(f.kind) = 'VARCHAR' THEN (f.kind->>'$') END AS kind,
+       json_string(f.ask) AS ask,
+       json_string(f.kind) AS kind,
        json_type(f.answer) AS answer_type,
        (f.answer->>'$') AS answer_text,
        json_number(f.answer) AS answer_num,
@@ -310,7 +315,7 @@ WITH checked AS (
 approvals AS (
     SELECT st.*,
            coalesce(
-               CASE WHEN json_type(st.sd.reviews) = 'VARCHAR' THEN (st.sd.reviews->>'$') END,
+               json_string(st.sd.reviews),
                (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = st.rec AND c.ordinal < st.ordinal)
            ) AS reviewed
     FROM s_step st
@@ -340,7 +345,7 @@ WHERE json_type(st.sd.escalation) = 'OBJECT' AND (st.sd.escalation->'resolution'
   AND json_type((st.sd.escalation->'resolution')) <> 'NULL'
 UNION ALL
 SELECT k.rec, k.line_no, k.json_path, '$', k.run_id, k.process_name,
-       CASE WHEN json_type(k.step) = 'VARCHAR' THEN (k.step->>'$') END,
+       json_string(k.step),
        -- A table cell holds the attempt as text: digits only ('1.5' must not round to 2).
        CASE WHEN json_type(k.attempt) = 'VARCHAR' AND regexp_matches((k.attempt->>'$'), '^\s*[0-9]{1,10}\s*$')
                  AND try_cast(trim((k.attempt->>'$')) AS BIGINT) BETWEEN 1 AND 2147483647
@@ -352,11 +357,11 @@ FROM s_kind k WHERE k.kind = 'decision';
 -- name: decisions_typed
 CREATE OR REPLACE TEMP TABLE s_dec2 AS
 SELECT d.*,
-       CASE WHEN json_type(decision_json) = 'VARCHAR' THEN (decision_json->>'$') END AS decision,
-       CASE WHEN json_type(by_json) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (by_json->>'$') END AS decided_by,
-       CASE WHEN json_type(at_json) = 'VARCHAR' THEN nullif((at_json->>'$'), '') END AS at_text,
-       CASE WHEN json_type(at_json) = 'VARCHAR' THEN iso_time(nullif((at_json->>'$'), '')) END AS at_ts,
-       CASE WHEN json_type(note_json) IN ('VARCHAR') THEN nullif((note_json->>'$'), '') END AS note
+       json_string(decision_json) AS decision,
+       json_id(by_json) AS decided_by,
+       nullif(json_string(at_json), '') AS at_text,
+       iso_time(nullif(json_string(at_json), '')) AS at_ts,
+       nullif(json_string(note_json), '') AS note
 FROM s_dec d;
 
 -- name: bad_decisions

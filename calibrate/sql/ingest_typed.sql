@@ -64,8 +64,8 @@ CREATE OR REPLACE TEMP TABLE t_doc AS
 -- Run documents: the records this lane can take (the others are not run documents).
 INSERT INTO c_runs
 SELECT rowid + 1 AS rec,
-    CASE WHEN json_type(run) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (run->>'$') END AS run_id,
-    CASE WHEN json_type(process) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (process->>'$') END AS process_name,
+    json_id(run) AS run_id,
+    json_id(process) AS process_name,
     CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text
 FROM t_doc WHERE steps IS NOT NULL;
 
@@ -117,7 +117,7 @@ FROM t_hist h
 WHERE h.hd."check" IS NOT NULL
 UNION ALL
 SELECT r.rec, r.run_id, r.process_name, r.version_text, '$.handoff.check',
-       CASE WHEN json_type(r.handoff.step) = 'VARCHAR' THEN (r.handoff.step->>'$') END,
+       json_string(r.handoff.step),
        coalesce((SELECT a.current_attempt FROM t_step a
                  WHERE a.rec = r.rec AND a.step = (r.handoff.step->>'$') AND json_type(r.handoff.step) = 'VARCHAR'), 1),
        'handoff.check', 4, r.handoff."check"
@@ -141,10 +141,10 @@ SELECT c.rec, c.rec, c.path, c.run_id, c.process_name, c.version_text, c.step, c
            OR (c.recorded_in = 'handoff.check' AND c.step IS NULL), true)
 FROM (
     SELECT *,
-           CASE WHEN json_type(v.verdict) = 'VARCHAR' THEN (v.verdict->>'$') END AS verdict,
+           json_string(v.verdict) AS verdict,
            CASE WHEN json_type(v.advisory) = 'BOOLEAN' THEN ((v.advisory->>'$'))::BOOLEAN END AS advisory,
-           CASE WHEN json_type(v.model) = 'VARCHAR' THEN (v.model->>'$') END AS model,
-           CASE WHEN json_type(v."at") = 'VARCHAR' THEN iso_time((v."at"->>'$')) END AS at_ts,
+           json_string(v.model) AS model,
+           iso_time(json_string(v."at")) AS at_ts,
            v.truncated IS NOT NULL AND (v.truncated->>'$') <> 'false' AS is_truncated,
            coalesce(len(v.questions), 0) AS n_questions
     FROM t_check
@@ -153,8 +153,8 @@ FROM (
 -- name: questions
 INSERT INTO c_answers
 SELECT rec, path, position,
-       CASE WHEN json_type(q.ask) = 'VARCHAR' THEN (q.ask->>'$') END AS ask,
-       CASE WHEN json_type(q.kind) = 'VARCHAR' THEN (q.kind->>'$') END AS kind,
+       json_string(q.ask) AS ask,
+       json_string(q.kind) AS kind,
        json_number(q.answer) AS answer_num,
        (q.answer->>'$') AS answer_text,
        json_number(q.confidence) AS confidence_num,
@@ -205,7 +205,7 @@ WITH checked AS (
 approvals AS (
     SELECT s.*,
            coalesce(
-               CASE WHEN json_type(s.sd.reviews) = 'VARCHAR' THEN (s.sd.reviews->>'$') END,
+               json_string(s.sd.reviews),
                (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = s.rec AND c.ordinal < s.ordinal)
            ) AS reviewed
     FROM t_step s
@@ -234,12 +234,12 @@ WHERE s.sd.escalation.resolution IS NOT NULL;
 -- name: decisions_typed
 INSERT INTO c_decisions
 SELECT d.rec, d.rec, d.path, d.run_id, d.process_name, d.step, d.attempt,
-       CASE WHEN json_type(decision_json) = 'VARCHAR' THEN (decision_json->>'$') END AS decision,
-       CASE WHEN json_type(by_json) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (by_json->>'$') END AS decided_by,
-       CASE WHEN json_type(at_json) = 'VARCHAR' THEN iso_time(nullif((at_json->>'$'), '')) END AS at_ts,
-       CASE WHEN json_type(note_json) = 'VARCHAR' THEN nullif((note_json->>'$'), '') END AS note,
+       json_string(decision_json) AS decision,
+       json_id(by_json) AS decided_by,
+       iso_time(nullif(json_string(at_json), '')) AS at_ts,
+       nullif(json_string(note_json), '') AS note,
        d.source, d.decision_json, d.at_json,
-       CASE WHEN json_type(at_json) = 'VARCHAR' THEN nullif((at_json->>'$'), '') END AS at_text
+       nullif(json_string(at_json), '') AS at_text
 FROM t_dec d;
 
 -- name: bad_decisions
