@@ -187,6 +187,8 @@ BAD_LINES = {
     'has no "ask"': verdict_line("r5", [{k: v for k, v in GOOD_Q.items() if k != "ask"}]),
     'has no "answer"': verdict_line("r6", [{k: v for k, v in GOOD_Q.items() if k != "answer"}]),
     'has no "verdict"': json.dumps({"run": "r7", "step": "s", "check": {"questions": [GOOD_Q]}}),
+    # A null question among good ones (found by the property test: it failed the whole file).
+    "questions[1] is not an object": verdict_line("r7b", [GOOD_Q, None]),
     "confidence 1.5": verdict_line(
         "r8", [{"ask": "c?", "kind": "choice", "answer": "a", "confidence": 1.5, "result": "pass"}]
     ),

@@ -260,7 +260,7 @@ SELECT rec, line_no, json_path, reason FROM (
 INSERT INTO bad_reasons
 SELECT c.rec, c.line_no, c.json_path, c.path || '.questions[' || q.position || ']' || q.reason
 FROM s_check3 c JOIN (
-    SELECT rec, path, position, ' is not an object' AS reason FROM s_q2 WHERE q_type <> 'OBJECT'
+    SELECT rec, path, position, ' is not an object' AS reason FROM s_q2 WHERE q_type IS DISTINCT FROM 'OBJECT'
     UNION ALL
     SELECT rec, path, position, ' has no "ask"' FROM s_q2 WHERE q_type = 'OBJECT' AND coalesce(trim(ask), '') = ''
     UNION ALL
