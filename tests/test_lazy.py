@@ -37,3 +37,18 @@ def test_the_public_api_still_resolves_every_name():
         "import calibrate\nprint(all(getattr(calibrate, n) is not None for n in calibrate.__all__))"
     )
     assert out == "True"
+
+
+def test_ingesting_the_examples_imports_neither_pandas_nor_pyarrow(tmp_path):
+    # A decision table's cells reach DuckDB as NumPy arrays: pyarrow would pull in pandas (~1 s).
+    from conftest import EXAMPLES_DIR
+
+    out = _run(
+        "import sys\n"
+        "from calibrate.ingest import ingest\n"
+        "from calibrate.store import connect\n"
+        f"report = ingest(connect({str(tmp_path / 's.duckdb')!r}), [{str(EXAMPLES_DIR)!r}])\n"
+        "assert any(f.kind == 'csv' and f.loaded for f in report.files)\n"
+        "print([m for m in ('pandas', 'pyarrow') if m in sys.modules])"
+    )
+    assert out == "[]"

@@ -136,18 +136,19 @@ def _stage_cells(
 ) -> None:
     """Stage well-formed rows as JSON objects keyed by the header; a decision table's good rows load directly.
 
-    The cells reach DuckDB as an Arrow table (columns ``c0``, ``c1``, ...),
-    and the header's names as bound keys of ``json_object``: nothing from the
-    file is SQL text.
+    The cells reach DuckDB as NumPy arrays (columns ``c0``, ``c1``, ..., each
+    read as text whatever values it holds), and the header's names as bound
+    keys of ``json_object``: nothing from the file is SQL text.
     """
-    import pyarrow as pa  # here, not at the top: only a CSV needs it
-
     columns = [f"c{i}" for i in range(len(names))]
-    table = pa.table(
-        {"rec": pa.array(recs, type=pa.int64())}
-        | {c: pa.array(cells[:, i], type=pa.string()) for i, c in enumerate(columns)}
-    )
-    con.register("csv_rows", table)
+    # DuckDB scans a dict of NumPy arrays in place (an Arrow table would cost pyarrow's and
+    # pandas' imports, about a second); an object column of only empty cells has type NULL.
+    arrays = {"rec": np.asarray(recs, dtype=np.int64)} | {
+        c: np.ascontiguousarray(cells[:, i]) for i, c in enumerate(columns)
+    }
+    con.register("csv_arrays", arrays)
+    as_text = ", ".join(f"{c}::VARCHAR AS {c}" for c in columns)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW csv_rows AS SELECT rec, {as_text} FROM csv_arrays")  # noqa: S608 - c0, c1, ...
     try:
         if direct_decisions and set(names) <= set(DECISION_COLUMNS) and "decision" in names:
             # A decision table: rows that pass every rule load directly; only the others are staged.
@@ -169,7 +170,8 @@ def _stage_cells(
             list(names),
         )
     finally:
-        con.unregister("csv_rows")
+        con.execute("DROP VIEW IF EXISTS csv_rows")
+        con.unregister("csv_arrays")
 
 
 def _read_rows(
