@@ -323,3 +323,25 @@ def test_overlong_line_quarantined(tmp_path):
     assert (report.files[0].read, report.files[0].quarantined) == (3, 1)
     line_no, reason = con.execute("SELECT line_no, reason FROM quarantine").fetchone()
     assert line_no == 2 and "max-line-bytes" in reason
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"), [("1.9", "1.10"), ("v9", "v10"), ("2", "10"), ("2026-09-30", "2026-10-01")]
+)
+@pytest.mark.parametrize("newer_first", [True, False])
+def test_a_newer_process_version_wins_in_natural_order(tmp_path, older, newer, newer_first):
+    def process_file(version: str, threshold: float) -> str:
+        return (
+            f"process: p\nversion: '{version}'\nsteps:\n  - id: s\n    agent: Do it.\n"
+            f"    check:\n      - ask: Is it done?\n        pass: {threshold}\n"
+        )
+
+    files = [("old", process_file(older, 0.7)), ("new", process_file(newer, 0.95))]
+    con = connect(tmp_path / "s.duckdb")
+    for name, text in reversed(files) if newer_first else files:
+        path = tmp_path / f"process-{name}.yaml"
+        path.write_text(text)
+        ingest(con, [path])
+    assert con.execute("SELECT process_version, pass_p FROM questions").fetchall() == [
+        (newer, 0.95)
+    ]

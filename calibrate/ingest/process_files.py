@@ -8,6 +8,7 @@ safe YAML loader, validated with :mod:`calibrate.profile`, and written to the
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,11 +235,19 @@ def store_process(con: duckdb.DuckDBPyConnection, parsed: Parsed, file_id: int) 
     return written
 
 
-def _version_key(version: str) -> tuple[int, float | str]:
-    try:
-        return (0, float(version))
-    except ValueError:
-        return (1, version)
+_VERSION_PARTS = re.compile(r"[0-9]+|[^0-9]+")
+
+
+def _version_key(version: str) -> tuple[tuple[int, int, str], ...]:
+    """Natural order of versions: runs of digits compare as numbers, the rest as text.
+
+    ``'1.9' < '1.10'``, ``'v9' < 'v10'``, ``'2' < '10'``, and ISO dates in
+    date order.
+    """
+    return tuple(
+        (0, int(part), "") if part[0] in "0123456789" else (1, 0, part)
+        for part in _VERSION_PARTS.findall(version.strip())
+    )
 
 
 def parse_limits(text: str) -> Limits:
