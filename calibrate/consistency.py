@@ -22,7 +22,7 @@ FLAG_DESCRIPTIONS = {
     "at_in_future": "a check's time is after the moment the store was read",
     "at_missing": "a check has no time",
     "decision_without_check": "a decision names a submission with no recorded check",
-    "conflicting_decisions": "a submission has two different decisions (the latest is used)",
+    "conflicting_decisions": "a check has two different decisions (the latest is used)",
 }
 
 _SQL_FLAGS = {
@@ -40,13 +40,10 @@ _SQL_FLAGS = {
         WHERE a.kind = 'rubric' AND q.levels IS NOT NULL AND a.level >= len(q.levels)""",
     "at_in_future": "SELECT count(*) FROM checks WHERE checked_at > now()",
     "at_missing": "SELECT count(*) FROM checks WHERE checked_at IS NULL",
-    # The submissions of submission_labels, read from decisions without its arg_max columns.
     "decision_without_check": """
         SELECT count(*) FROM (SELECT DISTINCT run_id, step, attempt FROM decisions) s
         WHERE NOT EXISTS (SELECT 1 FROM checks c WHERE c.run_id = s.run_id AND c.step = s.step AND c.attempt = s.attempt)""",
-    "conflicting_decisions": """
-        SELECT count(*) FROM (SELECT 1 FROM decisions GROUP BY run_id, step, attempt
-                              HAVING count(DISTINCT decision) > 1)""",
+    "conflicting_decisions": "SELECT count(*) FROM check_labels WHERE conflict",
 }
 
 

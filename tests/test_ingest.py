@@ -345,3 +345,44 @@ def test_a_newer_process_version_wins_in_natural_order(tmp_path, older, newer, n
     assert con.execute("SELECT process_version, pass_p FROM questions").fetchall() == [
         (newer, 0.95)
     ]
+
+
+def test_a_returned_escalation_and_the_next_approval_label_two_checks(tmp_path):
+    # check-1 §3: a person returns an unsure submission, the same attempt continues, and its
+    # next check is approved. Each decision is on the check before it, so no conflict.
+    def check(verdict: str, p: float, at: str) -> dict:
+        question = {"ask": "Q1", "kind": "yes_no", "answer": p, "result": verdict}
+        return {"verdict": verdict, "model": "m1", "questions": [question], "at": at}
+
+    run = {
+        "run": "rt1",
+        "process": "vp",
+        "steps": {
+            "chk": {
+                "check": check("pass", 0.96, "2026-10-08T15:00:00Z"),
+                "escalation": {
+                    "check": check("unsure", 0.6, "2026-10-08T13:00:00Z"),
+                    "resolution": "returned",
+                    "by": "carla",
+                    "at": "2026-10-08T13:20:00Z",
+                },
+            },
+            "appr": {
+                "reviews": "chk",
+                "decision": "approved",
+                "by": "dan",
+                "at": "2026-10-08T16:00:00Z",
+            },  # fmt: skip
+        },
+    }
+    (tmp_path / "runs.jsonl").write_text(json.dumps(run) + "\n")
+    con = connect(":memory:")
+    ingest(con, [tmp_path])
+    rows = con.execute(
+        "SELECT verdict, decision, decided_by, label, conflict, is_latest FROM labeled ORDER BY \"at\""
+    ).fetchall()
+    assert rows == [
+        ("unsure", "returned", "carla", False, False, False),
+        ("pass", "approved", "dan", True, False, True),
+    ]
+    assert store_status(con)["conflicts"] == 0

@@ -439,7 +439,7 @@ def step_data(
     if "conflict" in mine and n:
         conflicts = int(mine["conflict"].fillna(False).astype(bool).sum())
         if conflicts:
-            notes.append(f"{conflicts} submissions had conflicting decisions; the latest counts")
+            notes.append(f"{conflicts} checks had conflicting decisions; the latest counts")
     if "advisory" in mine and n:
         enforced = int((~mine["advisory"].fillna(True).astype(bool)).sum())
         if enforced:

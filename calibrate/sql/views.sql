@@ -18,22 +18,43 @@ SELECT
     q.one_of, q.levels, q.advisory
 FROM questions q CROSS JOIN current_limits l;
 
--- All decisions on one submission folded into one label; the latest by `at` is used.
-CREATE OR REPLACE VIEW submission_labels AS
+-- The check each decision was made on: the latest check of its submission (run, step, attempt)
+-- recorded at or before the decision. A returned escalation and the approval of the same attempt's
+-- next check then label two checks, not one submission twice. A decision without a time, or earlier
+-- than every timed check, is on the submission's latest check.
+CREATE OR REPLACE VIEW decision_checks AS
+WITH latest AS (
+    SELECT run_id, step, attempt,
+           arg_min(check_id, (checked_at IS NULL, -coalesce(epoch_us(checked_at), 0), check_id)) AS check_id
+    FROM checks GROUP BY run_id, step, attempt
+),
+timed AS (  -- one check per time: the order of the latest check breaks ties
+    SELECT run_id, step, attempt, checked_at, min(check_id) AS check_id
+    FROM checks WHERE checked_at IS NOT NULL GROUP BY run_id, step, attempt, checked_at
+)
+SELECT d.*, coalesce(t.check_id, l.check_id) AS check_id
+FROM decisions d
+ASOF LEFT JOIN timed t
+    ON d.run_id = t.run_id AND d.step = t.step AND d.attempt = t.attempt AND d.decided_at >= t.checked_at
+LEFT JOIN latest l ON d.run_id = l.run_id AND d.step = l.step AND d.attempt = l.attempt;
+
+-- All decisions on one check folded into one label; the latest by `at` is used.
+CREATE OR REPLACE VIEW check_labels AS
 SELECT
-    run_id, step, attempt,
+    check_id,
     arg_max(decision, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS decision,
     arg_max(decided_by, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS decided_by,
     max(decided_at) AS decided_at,
     arg_max(note, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS note,
     count(*) AS n_decisions,
     count(DISTINCT decision) > 1 AS conflict
-FROM decisions
-GROUP BY run_id, step, attempt;
+FROM decision_checks
+WHERE check_id IS NOT NULL
+GROUP BY check_id;
 
--- One row per recorded check. The latest check of a submission carries the
--- person's decision; an earlier check of the same attempt (a blocking fail the
--- agent then fixed) was never seen by the person and stays unlabeled.
+-- One row per recorded check, with the person's decision on it. A check no decision was made on
+-- is unlabeled: an earlier check of an attempt (a blocking fail the agent then fixed) that no
+-- person saw, or a check still waiting. is_latest marks the latest check of each submission.
 CREATE OR REPLACE VIEW labeled AS
 WITH ranked AS (
     SELECT c.*,
@@ -45,15 +66,12 @@ WITH ranked AS (
 SELECT
     r.check_id, r.run_id, r.process, r.version, r.step, r.attempt, r.verdict, r.advisory,
     r.model, r.checked_at AS "at", r.recorded_in, r.truncated, r.n_questions, r.is_latest,
-    CASE WHEN r.is_latest THEN s.decision END AS decision,
-    CASE WHEN r.is_latest THEN s.decided_by END AS decided_by,
-    CASE WHEN r.is_latest THEN s.decided_at END AS decided_at,
-    CASE WHEN r.is_latest THEN s.note END AS note,
-    CASE WHEN r.is_latest THEN s.decision IN ('approved', 'completed') END AS label,
-    coalesce(r.is_latest AND s.conflict, false) AS conflict,
-    CASE WHEN r.is_latest THEN coalesce(s.n_decisions, 0) ELSE 0 END AS n_decisions
+    s.decision, s.decided_by, s.decided_at, s.note,
+    s.decision IN ('approved', 'completed') AS label,
+    coalesce(s.conflict, false) AS conflict,
+    coalesce(s.n_decisions, 0) AS n_decisions
 FROM ranked r
-LEFT JOIN submission_labels s USING (run_id, step, attempt);
+LEFT JOIN check_labels s USING (check_id);
 
 -- One row per answered question, with its check's label and the thresholds in force.
 CREATE OR REPLACE VIEW labeled_answers AS
