@@ -379,10 +379,30 @@ def test_a_returned_escalation_and_the_next_approval_label_two_checks(tmp_path):
     con = connect(":memory:")
     ingest(con, [tmp_path])
     rows = con.execute(
-        "SELECT verdict, decision, decided_by, label, conflict, is_latest FROM labeled ORDER BY \"at\""
+        'SELECT verdict, decision, decided_by, label, conflict, is_latest FROM labeled ORDER BY "at"'
     ).fetchall()
     assert rows == [
         ("unsure", "returned", "carla", False, False, False),
         ("pass", "approved", "dan", True, False, True),
     ]
     assert store_status(con)["conflicts"] == 0
+
+
+def test_a_fixed_or_completed_record_leaves_the_quarantine(tmp_path):
+    path = tmp_path / "v.jsonl"
+    good, bad = verdict_line("r1", [GOOD_Q]), verdict_line("r2", [{**GOOD_Q, "answer": "0.95"}])
+    con = connect(tmp_path / "s.duckdb")
+    # A bad answer and a last line cut off while the writer was still appending.
+    path.write_text(good + "\n" + bad + "\n" + verdict_line("r3", [GOOD_Q])[:40])
+    first = ingest(con, [path]).totals
+    assert (first["loaded"], first["quarantined"]) == (1, 2)
+    path.write_text(
+        good + "\n" + verdict_line("r2", [GOOD_Q]) + "\n" + verdict_line("r3", [GOOD_Q])
+    )
+    again = ingest(con, [path]).totals
+    assert (again["read"], again["loaded"], again["quarantined"]) == (3, 3, 0)
+    assert store_status(con)["quarantined"] == 0
+    # Still bad in a later version: listed once, for that version.
+    path.write_text(good + "\n" + bad + "\n")
+    ingest(con, [path])
+    assert con.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 1

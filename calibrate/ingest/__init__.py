@@ -242,6 +242,7 @@ def ingest_file(
     con.execute("BEGIN TRANSACTION")
     try:
         file_id = con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
+        _forget_quarantine(con, path)
         kind = source.kind
         if kind in ("process",):
             result = _ingest_process(con, path, file_id)
@@ -316,12 +317,23 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+def _forget_quarantine(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Drop what earlier versions of this file quarantined: this version is read whole again.
+
+    A record fixed since is then loaded and no longer listed; one still bad is
+    quarantined again by this version, so the quarantine shows each file as it
+    is now (the ``files`` log keeps every version's counts).
+    """
+    con.execute("DELETE FROM quarantine WHERE path = ?", [str(path)])
+
+
 def _whole_file_quarantine(
     con: duckdb.DuckDBPyConnection, path: Path, digest: str, size: int, kind: str, reason: str
 ) -> FileResult:
     """Record a file that could not be read at all as one quarantined record."""
     con.execute("BEGIN TRANSACTION")
     file_id = con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
+    _forget_quarantine(con, path)
     with open(path, "rb") as fh:
         raw = fh.read(2000).decode("utf-8", "replace")
     con.execute(
