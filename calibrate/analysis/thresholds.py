@@ -1418,7 +1418,7 @@ def find_thresholds(
     relearn_lists : bool, default=False
         Relearn the ``pass``/``unsure`` lists of choice questions instead of
         keeping the process file's.
-    search_fraction : float, default=0.3
+    search_fraction : float, default=0.5
         Share of the labels that learns the path when it must be learned.
     seed : int, default=0
         Seed of the stratified split.

@@ -94,7 +94,7 @@ def curves_command(
 
     Writes a figure per question and a small-multiples figure per step (PNG
     and SVG) into --out and prints the figures' numbers: per bin the mean
-    prediction, observed rate, 95% Wilson interval and count; ECE with a
+    prediction, observed rate, 95% Wilson interval and count; ECE with a bias-corrected
     bootstrap interval, MCE, Brier, log loss, AUROC; and ECE/Brier before and
     after the chosen recalibration map on held-out folds.
     """
