@@ -406,3 +406,20 @@ def test_a_fixed_or_completed_record_leaves_the_quarantine(tmp_path):
     path.write_text(good + "\n" + bad + "\n")
     ingest(con, [path])
     assert con.execute("SELECT count(*) FROM quarantine").fetchone()[0] == 1
+
+
+def test_a_verdict_line_that_carries_a_decision_loads_both(tmp_path):
+    line = json.loads(verdict_line("c1", [GOOD_Q]))
+    del line["attempt"]  # 1 for the check and for the decision
+    line.update(decision="rejected", by="ana", at="2026-10-01T11:00:00Z", note="missing list")
+    wrong = {**line, "run": "c2", "decision": "maybe"}
+    (tmp_path / "v.jsonl").write_text(json.dumps(line) + "\n" + json.dumps(wrong) + "\n")
+    con = connect(":memory:")
+    totals = ingest(con, [tmp_path]).totals
+    assert (totals["loaded"], totals["quarantined"]) == (1, 1)
+    assert con.execute(
+        "SELECT run_id, step, attempt, decision, decided_by, note, source FROM decisions"
+    ).fetchall() == [("c1", "s", 1, "rejected", "ana", "missing list", "verdict line")]
+    assert con.execute("SELECT run_id, label FROM labeled").fetchall() == [("c1", False)]
+    reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
+    assert "maybe" in reason

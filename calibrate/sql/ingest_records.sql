@@ -344,15 +344,20 @@ FROM s_step st JOIN s_attempt a USING (rec, step)
 WHERE json_type(st.sd.escalation) = 'OBJECT' AND (st.sd.escalation->'resolution') IS NOT NULL
   AND json_type((st.sd.escalation->'resolution')) <> 'NULL'
 UNION ALL
+-- Decision records, and verdict lines that also carry a person's decision (one flat export of
+-- both): the top-level decision, by, at and note are the decision's, on the line's attempt.
 SELECT k.rec, k.line_no, k.json_path, '$', k.run_id, k.process_name,
        json_string(k.step),
        -- A table cell holds the attempt as text: digits only ('1.5' must not round to 2).
-       CASE WHEN json_type(k.attempt) = 'VARCHAR' AND regexp_matches((k.attempt->>'$'), '^\s*[0-9]{1,10}\s*$')
+       CASE WHEN k.kind = 'verdict' AND k.attempt IS NULL THEN 1  -- as the verdict line's check
+            WHEN json_type(k.attempt) = 'VARCHAR' AND regexp_matches((k.attempt->>'$'), '^\s*[0-9]{1,10}\s*$')
                  AND try_cast(trim((k.attempt->>'$')) AS BIGINT) BETWEEN 1 AND 2147483647
             THEN try_cast(trim((k.attempt->>'$')) AS BIGINT)
             ELSE json_attempt(k.attempt) END,
-       k.decision, k.by, k."at", k.note, 'table'
-FROM s_kind k WHERE k.kind = 'decision';
+       k.decision, k.by, k."at", k.note, CASE k.kind WHEN 'decision' THEN 'table' ELSE 'verdict line' END
+FROM s_kind k
+WHERE k.kind = 'decision'
+   OR (k.kind = 'verdict' AND k.decision IS NOT NULL AND json_type(k.decision) <> 'NULL');
 
 -- name: decisions_typed
 CREATE OR REPLACE TEMP TABLE s_dec2 AS

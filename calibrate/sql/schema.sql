@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS decisions (
     decided_by  VARCHAR,
     decided_at  TIMESTAMPTZ,
     note        VARCHAR,
-    source      VARCHAR NOT NULL,     -- approve step | history | escalation | table
+    source      VARCHAR NOT NULL,     -- approve step | history | escalation | table | verdict line
     file_id     INTEGER,
     line_no     BIGINT,
     json_path   VARCHAR
