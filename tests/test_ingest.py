@@ -423,3 +423,40 @@ def test_a_verdict_line_that_carries_a_decision_loads_both(tmp_path):
     assert con.execute("SELECT run_id, label FROM labeled").fetchall() == [("c1", False)]
     reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
     assert "maybe" in reason
+
+
+def test_whole_numbers_written_as_floats_are_levels_and_attempts(tmp_path):
+    # pandas and Arrow write an integer column with a missing value as floats (2.0):
+    # a whole number is a level or an attempt; 2.5 still is not.
+    rubric = {"ask": "How complete?", "kind": "rubric", "confidence": 0.9, "result": "pass"}
+    lines = [
+        verdict_line("f1", [{**rubric, "answer": 2.0}], attempt=1),
+        verdict_line("f2", [{**rubric, "answer": 2.5}]),
+    ]
+    first = json.loads(lines[0])
+    first["attempt"] = 2.0
+    lines[0] = json.dumps(first)
+    (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n")
+    pd.DataFrame(
+        {
+            "run": ["f1", "f3"],
+            "step": ["s", "s"],
+            "attempt": [2.0, None],
+            "decision": ["approved"] * 2,
+        }
+    ).to_parquet(tmp_path / "d.parquet")
+    (tmp_path / "d.csv").write_text(
+        "run,step,attempt,decision\nf4,s,1.0,approved\nf5,s,1.5,approved\n"
+    )
+    con = connect(":memory:")
+    ingest(con, [tmp_path])
+    assert con.execute("SELECT run_id, attempt, level FROM labeled_answers").fetchall() == [
+        ("f1", 2, 2)
+    ]
+    assert con.execute("SELECT label FROM labeled WHERE run_id = 'f1'").fetchone() == (True,)
+    assert sorted(con.execute("SELECT run_id, attempt FROM decisions").fetchall()) == [
+        ("f1", 2),
+        ("f4", 1),
+    ]
+    quarantined = con.execute("SELECT reason FROM quarantine ORDER BY path, line_no").fetchall()
+    assert len(quarantined) == 3  # the 2.5 level, the missing attempt, the 1.5 attempt

@@ -135,6 +135,13 @@ def _mutations() -> list:
         lambda doc: doc.update(version=2.5),
         lambda doc: _checked_step(doc).update(attempt=0),
         lambda doc: _checked_step(doc).update(attempt=3),
+        lambda doc: _checked_step(doc).update(attempt=2.0),  # a whole number written as a float
+        lambda doc: _checked_step(doc).update(attempt=2.5),
+        lambda doc: _checked_step(doc).update(
+            history=[{"attempt": 1.0, "check": copy.deepcopy(_checked_step(doc)["check"])}]
+        ),
+        chk(lambda c: c["questions"].append({"ask": "Level?", "kind": "rubric", "answer": 2.0})),
+        chk(lambda c: c["questions"].append({"ask": "Level?", "kind": "rubric", "answer": 1.5})),
         lambda doc: _checked_step(doc).update(
             history=[{"attempt": "two", "check": copy.deepcopy(_checked_step(doc)["check"])}]
         ),

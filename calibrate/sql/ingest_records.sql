@@ -9,12 +9,25 @@
 -- this pipeline's own rows so that keys and duplicates are settled over both.
 
 -- name: macros
--- An attempt is an integer in [1, 2^31 - 1]; anything else is NULL, which
+-- A whole number: an integer, or a number with no fractional part (2.0, as pandas and Arrow
+-- write an integer column with a missing value); NULL otherwise. 2.5 is not whole.
+CREATE OR REPLACE TEMP MACRO is_whole(x) AS (x = floor(x) AND x BETWEEN -9.0e18 AND 9.0e18);
+CREATE OR REPLACE TEMP MACRO json_whole(j) AS (
+    CASE WHEN json_type(j) IN ('UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS BIGINT)
+         WHEN json_type(j) = 'DOUBLE' AND is_whole(try_cast((j->>'$') AS DOUBLE))
+         THEN try_cast((j->>'$') AS DOUBLE)::BIGINT END);
+-- An attempt is a whole number in [1, 2^31 - 1]; anything else is NULL, which
 -- quarantines the record (a huge number must not overflow the INTEGER column).
 CREATE OR REPLACE TEMP MACRO json_attempt(j) AS (
-    CASE WHEN json_type(j) IN ('UBIGINT', 'BIGINT')
-              AND try_cast((j->>'$') AS BIGINT) BETWEEN 1 AND 2147483647
-         THEN try_cast((j->>'$') AS BIGINT) END);
+    CASE WHEN json_whole(j) BETWEEN 1 AND 2147483647 THEN json_whole(j) END);
+-- An attempt written as text (a table cell): digits, optionally ".0" ('1.5' must not round to 2).
+CREATE OR REPLACE TEMP MACRO text_attempt(t) AS (
+    CASE WHEN regexp_matches(t, '^\s*[0-9]{1,10}(\.0*)?\s*$')
+              AND try_cast(trim(t) AS DOUBLE) BETWEEN 1 AND 2147483647
+         THEN try_cast(trim(t) AS DOUBLE)::BIGINT END);
+-- A rubric level: a whole number in [0, 2^31 - 1] (x is the answer as DOUBLE, t its JSON type).
+CREATE OR REPLACE TEMP MACRO is_level(t, x) AS (
+    t IN ('UBIGINT', 'BIGINT', 'DOUBLE') AND x BETWEEN 0 AND 2147483647 AND is_whole(x));
 -- A time must look like ISO 8601 (YYYY-MM-DD...) and be finite: DuckDB would
 -- otherwise also accept 'epoch', 'infinity' and years beyond 9999.
 CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
@@ -289,7 +302,7 @@ FROM s_check3 c JOIN (
     UNION ALL
     SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not a non-negative integer level for a rubric question'
     FROM s_q2 WHERE kind = 'rubric' AND answer_type IS NOT NULL AND answer_type <> 'NULL'
-          AND NOT (answer_type IN ('UBIGINT', 'BIGINT') AND answer_num BETWEEN 0 AND 2147483647)
+          AND NOT coalesce(is_level(answer_type, answer_num), false)
     UNION ALL
     SELECT rec, path, position, ': confidence ' || f.confidence::VARCHAR || ' is not a number in [0, 1]'
     FROM s_q2 WHERE confidence_type IS NOT NULL AND confidence_type <> 'NULL'
@@ -348,11 +361,8 @@ UNION ALL
 -- both): the top-level decision, by, at and note are the decision's, on the line's attempt.
 SELECT k.rec, k.line_no, k.json_path, '$', k.run_id, k.process_name,
        json_string(k.step),
-       -- A table cell holds the attempt as text: digits only ('1.5' must not round to 2).
        CASE WHEN k.kind = 'verdict' AND k.attempt IS NULL THEN 1  -- as the verdict line's check
-            WHEN json_type(k.attempt) = 'VARCHAR' AND regexp_matches((k.attempt->>'$'), '^\s*[0-9]{1,10}\s*$')
-                 AND try_cast(trim((k.attempt->>'$')) AS BIGINT) BETWEEN 1 AND 2147483647
-            THEN try_cast(trim((k.attempt->>'$')) AS BIGINT)
+            WHEN json_type(k.attempt) = 'VARCHAR' THEN text_attempt(k.attempt->>'$')
             ELSE json_attempt(k.attempt) END,
        k.decision, k.by, k."at", k.note, CASE k.kind WHEN 'decision' THEN 'table' ELSE 'verdict line' END
 FROM s_kind k

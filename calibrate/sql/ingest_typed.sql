@@ -179,7 +179,7 @@ WHERE coalesce(q_null
    OR (kind = 'yes_no' AND (answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT') OR answer_num IS NULL
                             OR isnan(answer_num) OR isinf(answer_num) OR answer_num < 0 OR answer_num > 1))
    OR (kind = 'choice' AND (answer_type <> 'VARCHAR' OR trim(answer_text) = ''))
-   OR (kind = 'rubric' AND NOT (answer_type IN ('UBIGINT', 'BIGINT') AND answer_num BETWEEN 0 AND 2147483647))
+   OR (kind = 'rubric' AND NOT is_level(answer_type, answer_num))
    OR (has_confidence AND (confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
                            OR confidence_num < 0 OR confidence_num > 1))
    OR (result_type IS NOT NULL AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')), true)
@@ -262,10 +262,7 @@ INSERT INTO c_decisions
 SELECT rec, NULL, '$', run, process, step, attempt, decision, "by", at_ts, nullif(note, ''), 'table', NULL, NULL, NULL
 FROM (
     SELECT *,
-           -- A table cell holds the attempt as text: digits only ('1.5' must not round to 2).
-           CASE WHEN regexp_matches(attempt_text, '^\s*[0-9]{1,10}\s*$')
-                     AND try_cast(trim(attempt_text) AS BIGINT) BETWEEN 1 AND 2147483647
-                THEN try_cast(trim(attempt_text) AS BIGINT) END AS attempt,
+           text_attempt(attempt_text) AS attempt,
            iso_time(nullif("at", '')) AS at_ts
     FROM (SELECT * EXCLUDE (attempt), attempt AS attempt_text FROM csv_cells)
 )
