@@ -460,3 +460,26 @@ def test_whole_numbers_written_as_floats_are_levels_and_attempts(tmp_path):
     ]
     quarantined = con.execute("SELECT reason FROM quarantine ORDER BY path, line_no").fetchall()
     assert len(quarantined) == 3  # the 2.5 level, the missing attempt, the 1.5 attempt
+
+
+def _approved_run(run: str, reviews: str | None = None) -> dict:
+    approve = {"decision": "approved", "by": "dan", "at": "2026-10-08T16:00:00Z"}
+    if reviews is not None:
+        approve["reviews"] = reviews
+    check = json.loads(verdict_line(run, [GOOD_Q]))["check"]
+    # Keys sorted (as json.dumps(sort_keys=True) or jq -S write them): the approve step first.
+    return {"run": run, "process": "p", "steps": {"appr": approve, "chk": {"check": check}}}
+
+
+def test_an_approve_step_before_the_only_checked_step_reviews_it(tmp_path):
+    docs = [_approved_run("k1"), _approved_run("k2", reviews="nope")]
+    (tmp_path / "runs.jsonl").write_text(
+        "".join(json.dumps(d, sort_keys=True) + "\n" for d in docs)
+    )
+    con = connect(":memory:")
+    ingest(con, [tmp_path])
+    assert con.execute("SELECT run_id, step, label FROM labeled").fetchall() == [
+        ("k1", "chk", True)
+    ]
+    reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
+    assert reason == '$.steps.appr: "reviews" names "nope", which is not a step of this run'

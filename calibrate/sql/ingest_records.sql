@@ -88,7 +88,7 @@ SELECT rec, line_no, json_path,
        'record is neither a run document (no "steps"), a verdict line (no "check") nor a decision (no "decision")'
 FROM s_kind WHERE kind IS NULL
 UNION ALL
-SELECT rec, line_no, json_path, 'record has no "run" id (a string)'
+SELECT rec, line_no, json_path, 'record has no "run" id (a string or an integer)'
 FROM s_kind WHERE kind IS NOT NULL AND (run_id IS NULL OR run_id = '')
 UNION ALL
 SELECT rec, line_no, json_path, '"steps" must be an object of step ids'
@@ -329,7 +329,9 @@ approvals AS (
     SELECT st.*,
            coalesce(
                json_string(st.sd.reviews),
-               (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = st.rec AND c.ordinal < st.ordinal)
+               (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = st.rec AND c.ordinal < st.ordinal),
+               -- Keys written in another order (sorted): the run's only checked step.
+               (SELECT any_value(c.step) FROM checked c WHERE c.rec = st.rec HAVING count(*) = 1)
            ) AS reviewed
     FROM s_step st
     WHERE st.sd.decision IS NOT NULL AND json_type(st.sd.decision) <> 'NULL'
@@ -390,8 +392,11 @@ SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path, path || ': decision names no checked step ("step", or "reviews" on an approve step)'
     FROM s_dec2 WHERE coalesce(step, '') = ''
     UNION ALL
-    SELECT rec, line_no, json_path, path || ': decision has no attempt (a positive integer)'
-    FROM s_dec2 WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
+    SELECT rec, line_no, json_path,
+           CASE WHEN source = 'approve step' AND NOT EXISTS (SELECT 1 FROM s_attempt a WHERE a.rec = d.rec AND a.step = d.step)
+                THEN path || ': "reviews" names ' || to_json(step)::VARCHAR || ', which is not a step of this run'
+                ELSE path || ': decision has no attempt (a positive integer)' END
+    FROM s_dec2 d WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
     UNION ALL
     SELECT rec, line_no, json_path, path || ': "at" ' || at_json::VARCHAR || ' is not an ISO 8601 time'
     FROM s_dec2 WHERE (at_text IS NOT NULL AND at_ts IS NULL)

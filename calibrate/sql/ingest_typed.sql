@@ -206,7 +206,9 @@ approvals AS (
     SELECT s.*,
            coalesce(
                json_string(s.sd.reviews),
-               (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = s.rec AND c.ordinal < s.ordinal)
+               (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = s.rec AND c.ordinal < s.ordinal),
+               -- Keys written in another order (sorted): the run's only checked step.
+               (SELECT any_value(c.step) FROM checked c WHERE c.rec = s.rec HAVING count(*) = 1)
            ) AS reviewed
     FROM t_step s
     WHERE s.sd.decision IS NOT NULL
