@@ -81,7 +81,11 @@ UNION ALL
 SELECT rec, line_no, json_path, 'line is not valid JSON' FROM s_rec WHERE NOT valid
 UNION ALL
 SELECT rec, line_no, json_path,
-       'record is a JSON ' || lower(top_type) || ', expected an object (one record per line)'
+       'record is ' || CASE top_type WHEN 'ARRAY' THEN 'a JSON array' WHEN 'VARCHAR' THEN 'a string'
+                                     WHEN 'BOOLEAN' THEN 'true or false' WHEN 'NULL' THEN 'null'
+                                     ELSE 'a number' END
+       || ', expected an object (one record '
+       || CASE WHEN json_path LIKE '$[%' THEN 'per element of the array)' ELSE 'per line)' END
 FROM s_rec WHERE valid AND top_type <> 'OBJECT'
 UNION ALL
 SELECT rec, line_no, json_path,
