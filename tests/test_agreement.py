@@ -570,3 +570,13 @@ def test_simulated_sample_flags_the_rubber_stamp_approver(sample_store):
         con.close()
     out = approvers(subs)
     assert set(out.loc[out["flag"], "approver"]) == {RUBBER_STAMP}
+
+
+@pytest.mark.parametrize(("n", "noted"), [(50, True), (200, False)])
+def test_a_small_sample_kappa_interval_is_noted_as_approximate(n, noted):
+    # The large-sample interval covers about 90% at n = 30-50 (statistics review).
+    verdict = ["pass", "fail"] * (n // 2)
+    label = [True, False] * (n // 4) + [False, True] * (n // 4) + [True, False] * (n % 4 // 2)
+    row = agreement(frame(verdict, label[:n])).iloc[0]
+    assert np.isfinite(row["kappa"])
+    assert ("kappa interval approximate (n<100)" in row["note"]) is noted
