@@ -81,6 +81,11 @@ class Limits:
                     out = replace(out, check_fail=None)
                     continue
                 out = replace(out, **{attr: _unit_number(value, key)})
+        # As for a question's own thresholds (check-1 §2): fail may not be above pass.
+        if out.check_fail is not None and out.check_fail > out.check_pass:
+            raise ProcessFileError(
+                f"checkFail {out.check_fail} is above checkPass {out.check_pass}"
+            )
         return out
 
 

@@ -200,3 +200,9 @@ def test_defaults_fill_absent_keys():
     assert c.confidence == 0.6
     with pytest.raises(ProcessFileError, match="above 'pass'"):
         parse_check([{"ask": "x", "pass": 0.4, "fail": 0.5}])
+
+
+def test_limits_with_fail_above_pass_are_refused():
+    with pytest.raises(ProcessFileError, match="checkFail 0.6 is above checkPass 0.4"):
+        Limits.from_json({"limits": {"checkPass": 0.4, "checkFail": 0.6}})
+    assert Limits.from_json({"limits": {"checkPass": 0.6, "checkFail": 0.6}}).check_fail == 0.6
