@@ -24,13 +24,15 @@ from calibrate.errors import CalibrateError, ProcessFileError, StoreError, Usage
 from calibrate.ingest import lines as _lines
 from calibrate.ingest import process_files, statements
 from calibrate.ingest.sources import Source, discover, json_file_kind
-from calibrate.ingest.tables import Unreadable, stage_csv, stage_parquet
+from calibrate.ingest.tables import UTF16_BOMS, Unreadable, stage_csv, stage_parquet
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: The ``files.kind`` values a source kind can end up as (a .json file is records or limits).
 STORED_KINDS = {"json": ["json", "limits"]}
 #: Bad lines whose reason is refined with Python's JSON message; the rest keep the short reason.
 REFINE_LIMIT = 1000
+#: Why a text file other than a CSV (which is read as UTF-16) is refused whole when UTF-16.
+UTF16_REASON = "file is UTF-16 encoded; calibrate reads UTF-8: save it as UTF-8"
 
 __all__ = ["FileResult", "IngestReport", "discover", "ingest", "ingest_file"]
 
@@ -145,8 +147,9 @@ def ingest(
     Notes
     -----
     Each file loads in one transaction: all of its good records or nothing.
-    A file that cannot be parsed at all (not UTF-8 in a ``.json``, not Parquet,
-    a CSV header naming a column twice) is one quarantined record.
+    A file that cannot be parsed at all (not UTF-8 in a ``.json``, UTF-16 in a
+    JSON, JSON-lines or YAML file, not Parquet, a CSV header naming a column
+    twice) is one quarantined record.
     A file whose content was already ingested (same SHA-256) is skipped; a file
     that grew adds only its new records, because every row has a natural key.
     """
@@ -229,6 +232,10 @@ def ingest_file(
         return FileResult(
             str(path), seen[3], "unchanged", seen[0], seen[1], 0, seen[2], "already ingested"
         )
+    if source.kind in ("records", "json", "process") and _is_utf16(path):
+        # Read as UTF-8, every line would be garbage with a reason of its own (and the
+        # typed lane would count lines wrongly): one record that says what to do instead.
+        return _whole_file_quarantine(con, path, digest, size, source.kind, UTF16_REASON)
     tick = progress(path, size) if progress is not None else None
     # Outside the file's transaction, so that its staging tables are freed as they are replaced.
     use_lane = (
@@ -306,6 +313,24 @@ def ingest_file(
     return result
 
 
+def _is_utf16(path: Path) -> bool:
+    """Whether a text file starts with a UTF-16 byte order mark (and then a character of text).
+
+    Text in UTF-16 starts, after the mark, with an ASCII code unit (JSON and
+    YAML start with ASCII); asking for it keeps bytes that only happen to
+    start like the mark read as they are.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if len(head) == 2:
+        return head in UTF16_BOMS
+    if len(head) < 4:
+        return False
+    if head[:2] == b"\xff\xfe":
+        return head[3] == 0 and head[2] < 0x80
+    return head[:2] == b"\xfe\xff" and head[2] == 0 and head[3] < 0x80
+
+
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
     try:
         con.execute("ROLLBACK")
@@ -335,7 +360,9 @@ def _whole_file_quarantine(
     file_id = con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
     _forget_quarantine(con, path)
     with open(path, "rb") as fh:
-        raw = fh.read(2000).decode("utf-8", "replace")
+        head = fh.read(2000)
+    # A UTF-16 file's preview is its text, not every other byte a NUL.
+    raw = head.decode("utf-16" if head[:2] in UTF16_BOMS else "utf-8", "replace")
     con.execute(
         "INSERT INTO quarantine VALUES (?, ?, NULL, '$', ?, ?)", [file_id, str(path), raw, reason]
     )

@@ -11,6 +11,11 @@ one stray quote quarantines its own row rather than the file.
 
 Every parsed row becomes a record in ``stage_lines`` (a JSON object keyed by
 the header) or a quarantined record in ``pre_bad``; nothing is dropped.
+
+What spreadsheet and shell exports vary in is read from the file, not guessed
+from its body: a UTF-16 byte order mark (Windows PowerShell 5 redirection), a
+``;``, tab or ``|`` delimiter (told from the header line alone) and the case of
+the header's names (``RUN`` is ``run``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,15 @@ from calibrate.ingest import statements
 RAW_PREVIEW = 2000
 #: The columns of a decision table (docs/formats.md); a CSV with only these loads its good rows directly.
 DECISION_COLUMNS = ("run", "process", "step", "attempt", "decision", "by", "at", "note")
+#: The top-level record fields the record pipeline reads (ingest_records.sql, step "fields"):
+#: a header name that is one of these in another case or with blanks around is made this name.
+KNOWN_COLUMNS = frozenset((*DECISION_COLUMNS, "version", "check", "steps", "handoff"))
+#: A row is a record only with one of these (a decision, a verdict line, a run document).
+KIND_COLUMNS = ("decision", "check", "steps")
+#: Tried in this order when the header read with commas is one field (docs/formats.md).
+OTHER_DELIMITERS = (";", "\t", "|")
+#: Byte order marks of UTF-16 (little-, big-endian); Python's "utf-16" codec reads either.
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 #: Surrogate escapes stand for bytes that were not valid UTF-8.
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
@@ -58,20 +72,36 @@ def stage_csv(
     ``c_decisions`` candidates (as that pipeline would load them); only the
     others are staged.
 
+    The text is UTF-8, or UTF-16 after a UTF-16 byte order mark; the delimiter
+    is told from the header line (:func:`_delimiter`) and known header names
+    match in any case. A header naming none of :data:`KIND_COLUMNS` quarantines
+    every row with one reason that lists the names found.
+
     Raises
     ------
     Unreadable
-        The header cannot be parsed or names a column twice.
+        The header cannot be parsed or names a column twice, or the file starts
+        with a UTF-16 byte order mark but is not valid UTF-16.
     """
     data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-        undecodable = False
-    except UnicodeDecodeError:
-        # Keep going: the bad bytes become surrogates and only their rows are quarantined.
-        text = data.decode("utf-8-sig", "surrogateescape")
-        undecodable = True
-    rows, numbers, errors = _read_rows(text, max_line_bytes)
+    undecodable = False
+    if data[:2] in UTF16_BOMS:
+        try:
+            text = data.decode("utf-16")  # the BOM tells the byte order and is dropped
+        except UnicodeDecodeError as exc:
+            raise Unreadable(
+                f"file starts with a UTF-16 byte order mark but is not valid UTF-16: "
+                f"{exc.reason} at byte {exc.start}"
+            ) from None
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            # Keep going: the bad bytes become surrogates and only their rows are quarantined.
+            text = data.decode("utf-8-sig", "surrogateescape")
+            undecodable = True
+    delimiter = _delimiter(text)
+    rows, numbers, errors = _read_rows(text, max_line_bytes, delimiter)
     # The header is the first row with any text (blank lines before it are not records).
     h = next((i for i, r in enumerate(rows) if any(cell.strip() for cell in r)), None)
     if h is None or any(n < numbers[h] for n, _, _ in errors):
@@ -86,6 +116,11 @@ def stage_csv(
     rows, numbers = rows[h + 1 :], numbers[h + 1 :] - base
     if not rows:
         _insert_bad(con, bad)
+        return
+    if not set(KIND_COLUMNS) & set(names):
+        # No row can be a record: say so once, in every row's reason, rather than one
+        # "neither a run document ... nor a decision" per row.
+        _quarantine_rows(con, bad, rows, numbers, _no_kind_reason(names), delimiter)
         return
 
     # Rows have different lengths, so work on all cells in one flat array with per-row
@@ -111,11 +146,10 @@ def stage_csv(
         )
         broken = ~blank & (per_row(has_bad) > 0)
     for i in np.flatnonzero(ragged & ~broken):
-        bad.append((int(numbers[i]), _csv_line(rows[i]),
+        bad.append((int(numbers[i]), _csv_line(rows[i], delimiter),
                     f"row has {lengths[i]} fields but the header names {len(names)} columns"))  # fmt: skip
     for i in np.flatnonzero(broken):
-        preview = _csv_line(rows[i]).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        bad.append((int(numbers[i]), preview, "row is not valid UTF-8"))
+        bad.append((int(numbers[i]), _preview(rows[i], delimiter), "row is not valid UTF-8"))
     _insert_bad(con, bad)
 
     good = ~(blank | ragged | broken)
@@ -174,30 +208,59 @@ def _stage_cells(
         con.unregister("csv_arrays")
 
 
+def _delimiter(text: str) -> str:
+    """The delimiter the header line uses: ``,`` unless the header shows another.
+
+    Only the first non-blank line is looked at (a body can hold anything, which
+    is why :class:`csv.Sniffer` is not used): read with commas it must be one
+    field, and split on ``;``, tab or ``|`` (the first that works) it must give
+    at least two names of which one is a :data:`KNOWN_COLUMNS` name. Otherwise
+    a one-column CSV whose name holds a ``;`` would be split.
+    """
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if line.strip() or end < 0:
+            break
+        start = end + 1
+    try:
+        if len(next(csv.reader([line]), [])) != 1:
+            return ","
+        for delimiter in OTHER_DELIMITERS:
+            names = next(csv.reader([line], delimiter=delimiter), [])
+            if len(names) >= 2 and any(n.strip().lower() in KNOWN_COLUMNS for n in names):
+                return delimiter
+    except csv.Error:
+        pass  # a header the reader cannot parse: the comma reader reports it
+    return ","
+
+
 def _read_rows(
-    text: str, max_line_bytes: int
+    text: str, max_line_bytes: int, delimiter: str = ","
 ) -> tuple[list[list[str]], np.ndarray, list[tuple[int, str, str]]]:
     """Parse CSV text: rows, their record numbers (header = 0) and quarantined rows."""
     previous = csv.field_size_limit()
     csv.field_size_limit(max(int(max_line_bytes), 1024))
     try:
         try:
-            rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+            rows = list(reader)
             return rows, np.arange(len(rows), dtype=np.int64), []
         except csv.Error:
-            return _read_rows_slowly(text, max_line_bytes)
+            return _read_rows_slowly(text, max_line_bytes, delimiter)
     finally:
         csv.field_size_limit(previous)
 
 
 def _read_rows_slowly(
-    text: str, max_line_bytes: int
+    text: str, max_line_bytes: int, delimiter: str = ","
 ) -> tuple[list[list[str]], np.ndarray, list[tuple[int, str, str]]]:
     """Row by row, for a file with a quoting error: the bad row is quarantined, the rest read."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line does not start another
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[list[str]] = []
     numbers: list[int] = []
     errors: list[tuple[int, str, str]] = []
@@ -237,7 +300,10 @@ def _read_rows_slowly(
 
 
 def _column_names(header: list[str]) -> list[str]:
+    """The header's names, trimmed; a known name in any case becomes its lower-case form."""
     names = [h.strip() or f"column{i + 1}" for i, h in enumerate(header)]
+    # The record pipeline looks keys up case-sensitively: "RUN" must reach it as "run".
+    names = [n.lower() if n.lower() in KNOWN_COLUMNS else n for n in names]
     seen: dict[str, str] = {}
     for n in names:
         key = n.lower()  # DuckDB column names are case-insensitive
@@ -247,19 +313,65 @@ def _column_names(header: list[str]) -> list[str]:
     return names
 
 
-def _csv_line(row: list[str]) -> str:
+def _no_kind_reason(names: list[str], shown: int = 10) -> str:
+    """Why no row of a CSV whose header names no kind column can be a record."""
+    found = ", ".join(f'"{n[:40]}"' for n in names[:shown])
+    if len(names) > shown:
+        found += f", … ({len(names)} columns)"
+    return (
+        f"CSV header names none of {', '.join(KIND_COLUMNS)}: a decision table needs "
+        f"run, step, attempt and decision (found: {found})"
+    )
+
+
+def _quarantine_rows(
+    con: duckdb.DuckDBPyConnection,
+    bad: list[tuple[int, str, str]],
+    rows: list[list[str]],
+    numbers: np.ndarray,
+    reason: str,
+    delimiter: str,
+) -> None:
+    """Quarantine every non-blank row with one reason (besides the rows already in ``bad``)."""
+    for row, n in zip(rows, numbers, strict=True):
+        if any(cell.strip() for cell in row):
+            bad.append((int(n), _preview(row, delimiter), reason))
+    _insert_bad(con, bad)
+
+
+def _csv_line(row: list[str], delimiter: str = ",") -> str:
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow(row)
+    csv.writer(buf, delimiter=delimiter, lineterminator="").writerow(row)
     out = buf.getvalue()
     return out if len(out) <= RAW_PREVIEW else out[:RAW_PREVIEW] + " …[cut]"
 
 
+def _preview(row: list[str], delimiter: str) -> str:
+    """A row as CSV text, bytes that were not UTF-8 shown as U+FFFD."""
+    return _csv_line(row, delimiter).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _insert_bad(con: duckdb.DuckDBPyConnection, bad: list[tuple[int, str, str]]) -> None:
-    if bad:
-        con.executemany(
-            "INSERT INTO pre_bad VALUES (?, NULL, ?, ?, ?)",
-            [(n, f"row {n}", raw, reason) for n, raw, reason in bad],
+    """Stage quarantined rows ``(record number, raw text, reason)`` in one insert."""
+    if not bad:
+        return
+    recs, raws, reasons = zip(*bad, strict=True)
+    # Scanned as NumPy arrays (a file of bad rows is one insert, not one statement per row).
+    con.register(
+        "csv_bad",
+        {
+            "rec": np.asarray(recs, dtype=np.int64),
+            "raw": np.asarray(raws, dtype=object),
+            "reason": np.asarray(reasons, dtype=object),
+        },
+    )
+    try:
+        con.execute(
+            """INSERT INTO pre_bad
+               SELECT rec, NULL, 'row ' || rec, raw::VARCHAR, reason::VARCHAR FROM csv_bad"""
         )
+    finally:
+        con.unregister("csv_bad")
 
 
 def stage_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> None:
