@@ -1,5 +1,8 @@
 -- Derived views. Re-created on every open, so they always match the code.
 
+-- Replaced by check_labels (labels are per decided check, not per submission).
+DROP VIEW IF EXISTS submission_labels;
+
 CREATE OR REPLACE VIEW current_limits AS
 SELECT
     coalesce((SELECT check_pass FROM limits ORDER BY file_id DESC LIMIT 1), 0.9) AS check_pass,
@@ -21,22 +24,22 @@ FROM questions q CROSS JOIN current_limits l;
 -- The check each decision was made on: the latest check of its submission (run, step, attempt)
 -- recorded at or before the decision. A returned escalation and the approval of the same attempt's
 -- next check then label two checks, not one submission twice. A decision without a time, or earlier
--- than every timed check, is on the submission's latest check.
+-- than every timed check, is on the submission's latest check. Decisions on a submission with no
+-- recorded check have none (calibrate status counts them).
 CREATE OR REPLACE VIEW decision_checks AS
-WITH latest AS (
-    SELECT run_id, step, attempt,
-           arg_min(check_id, (checked_at IS NULL, -coalesce(epoch_us(checked_at), 0), check_id)) AS check_id
-    FROM checks GROUP BY run_id, step, attempt
-),
-timed AS (  -- one check per time: the order of the latest check breaks ties
-    SELECT run_id, step, attempt, checked_at, min(check_id) AS check_id
-    FROM checks WHERE checked_at IS NOT NULL GROUP BY run_id, step, attempt, checked_at
+WITH spans AS (  -- each check's span: from its time to the next later check's (ties: check_id)
+    SELECT check_id, run_id, step, attempt, checked_at,
+           row_number() OVER newest = 1 AS is_latest,
+           lag(checked_at) OVER newest AS later_at,
+           min(checked_at) OVER (PARTITION BY run_id, step, attempt) AS earliest_at
+    FROM checks
+    WINDOW newest AS (PARTITION BY run_id, step, attempt ORDER BY checked_at DESC NULLS LAST, check_id)
 )
-SELECT d.*, coalesce(t.check_id, l.check_id) AS check_id
+SELECT d.*, s.check_id
 FROM decisions d
-ASOF LEFT JOIN timed t
-    ON d.run_id = t.run_id AND d.step = t.step AND d.attempt = t.attempt AND d.decided_at >= t.checked_at
-LEFT JOIN latest l ON d.run_id = l.run_id AND d.step = l.step AND d.attempt = l.attempt;
+JOIN spans s ON d.run_id = s.run_id AND d.step = s.step AND d.attempt = s.attempt
+WHERE (s.checked_at <= d.decided_at AND (s.later_at IS NULL OR d.decided_at < s.later_at))
+   OR (s.is_latest AND (d.decided_at IS NULL OR s.earliest_at IS NULL OR d.decided_at < s.earliest_at));
 
 -- All decisions on one check folded into one label; the latest by `at` is used.
 CREATE OR REPLACE VIEW check_labels AS
@@ -49,7 +52,6 @@ SELECT
     count(*) AS n_decisions,
     count(DISTINCT decision) > 1 AS conflict
 FROM decision_checks
-WHERE check_id IS NOT NULL
 GROUP BY check_id;
 
 -- One row per recorded check, with the person's decision on it. A check no decision was made on
