@@ -112,6 +112,8 @@ def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
         assert len(questions) == 1
     asks = {d["check"][0]["ask"] for d in docs}
     assert asks == {YES_NO.ask, HOSTILE_ASK}  # hostile text survives, quoted
+    # What was left out is counted in the header comment (the m1 checks are another model's).
+    assert "700 labeled (left out: 100 of other models)" in res.stdout
     for line in res.stdout.splitlines():
         assert "\x1b" not in line
         assert line.startswith(("#", "check:", "- ", "  ", "---")), line

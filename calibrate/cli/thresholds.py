@@ -171,15 +171,19 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
     """
     docs = []
     for s in report.steps:
+        left = [
+            f"{n} {what}"
+            for n, what in (
+                (s.left_out.get("other_models", 0), "of other models"),
+                (s.left_out.get("other_wording", 0), "asked other questions"),
+            )
+            if n
+        ]
         head = [
             *_comment(
                 f"{s.process} / {s.step} · model {s.model} · {s.n_labeled} labeled"
-                + (
-                    f" ({s.left_out.get('other_models', 0)} checks of other models left out)"
-                    if s.left_out.get("other_models")
-                    else ""
-                )
-            ),  # fmt: skip
+                + (f" (left out: {', '.join(left)})" if left else "")
+            ),
             *_comment(f"status {s.status}: {_status_sentence(s)}"),
         ]
         if s.status == "ok":
