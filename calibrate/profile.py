@@ -148,6 +148,10 @@ class Question:
             raise ProcessFileError("a check question has no 'ask' text")
         if "one_of" in item and "levels" in item:
             raise ProcessFileError(f"question {ask!r} has both 'one_of' and 'levels'")
+        if "unsure" in item and "one_of" not in item:
+            raise ProcessFileError(
+                f"question {ask!r} has an 'unsure' list, which only a choice question ('one_of') takes"
+            )
         if "one_of" in item:
             one_of = item["one_of"]
             if not isinstance(one_of, Mapping) or len(one_of) < 2:

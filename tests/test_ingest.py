@@ -271,6 +271,12 @@ def test_unknown_decision_and_missing_column(tmp_path):
             "alias",
         ),
         ("process: p\nsteps:\n  - id: s\n    check: 42\n", "check"),
+        # check-1 §2: advisory only beside a check; an unsure list only on a choice question.
+        ("process: p\nsteps:\n  - id: s\n    advisory: true\n", "allowed only beside 'check'"),
+        (
+            "process: p\nsteps:\n  - id: s\n    check:\n      - ask: Done?\n        unsure: [a]\n",
+            "only a choice question",
+        ),
     ],
 )
 def test_bad_process_files(tmp_path, content, reason):

@@ -153,6 +153,14 @@ def parse_process(text: str) -> Parsed:
     version = None if doc.get("version") is None else str(doc.get("version"))
     out = Parsed(n_read=0, rows=[], bad=[], process=process, version=version)
     for i, step in enumerate(doc["steps"]):
+        if isinstance(step, dict) and "check" not in step and "advisory" in step:
+            # check-1 §2: advisory is allowed only beside a check; the step is read and refused.
+            out.n_read += 1
+            path = f"steps[{i}].advisory"
+            out.bad.append(
+                (path, _preview(step), f"{path}: 'advisory' is allowed only beside 'check'")
+            )
+            continue
         if not isinstance(step, dict) or "check" not in step:
             continue
         out.n_read += 1
