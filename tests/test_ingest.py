@@ -489,3 +489,17 @@ def test_an_approve_step_before_the_only_checked_step_reviews_it(tmp_path):
     ]
     reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
     assert reason == '$.steps.appr: "reviews" names "nope", which is not a step of this run'
+
+
+def test_a_step_that_is_not_an_object_quarantines_its_run(tmp_path):
+    run = _approved_run("s1")
+    run["steps"]["later"] = "hi"
+    empty = _approved_run("s2")
+    empty["steps"]["later"] = None  # nothing recorded for the step yet
+    (tmp_path / "runs.jsonl").write_text(json.dumps(run) + "\n" + json.dumps(empty) + "\n")
+    con = connect(":memory:")
+    totals = ingest(con, [tmp_path]).totals
+    assert (totals["loaded"], totals["quarantined"]) == (1, 1)
+    assert con.execute("SELECT reason FROM quarantine").fetchone()[0] == (
+        "$.steps.later is not an object"
+    )

@@ -156,6 +156,7 @@ def _mutations() -> list:
         ),
         lambda doc: doc.update(handoff={"check": copy.deepcopy(_checked_step(doc)["check"])}),
         _approve_first,
+        lambda doc: doc["steps"].update(later=None),  # a step with nothing recorded yet
     ]
 
 

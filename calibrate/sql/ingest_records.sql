@@ -119,6 +119,7 @@ WITH m AS (
     FROM m, json_each(m.steps) s WHERE m.sm IS NULL
 ), e AS (
     SELECT rec, line_no, json_path, run_id, process_name, version_text, step, ordinal,
+           json_type(value) AS step_type,
            from_json(value, '{"check":"JSON","history":"JSON","escalation":"JSON","decision":"JSON",
                               "reviews":"JSON","by":"JSON","at":"JSON","note":"JSON","attempt":"JSON"}') AS sd
     FROM kv
@@ -245,6 +246,10 @@ FROM s_q q;
 INSERT INTO bad_reasons
 SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path, path || ' is not an object' AS reason FROM s_check3 WHERE chk_type <> 'OBJECT'
+    UNION ALL
+    -- A step is an object (null: a step with nothing recorded yet).
+    SELECT rec, line_no, json_path, '$.steps.' || step || ' is not an object' FROM s_step
+    WHERE step_type NOT IN ('OBJECT', 'NULL')
     UNION ALL
     SELECT rec, line_no, json_path, path || ' has no "verdict"' FROM s_check3 WHERE chk_type = 'OBJECT' AND v.verdict IS NULL
     UNION ALL
