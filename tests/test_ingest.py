@@ -503,3 +503,17 @@ def test_a_step_that_is_not_an_object_quarantines_its_run(tmp_path):
     assert con.execute("SELECT reason FROM quarantine").fetchone()[0] == (
         "$.steps.later is not an object"
     )
+
+
+def test_files_of_one_name_in_two_folders_keep_their_own_quarantine(tmp_path, monkeypatch):
+    # Relative names are stored absolute: b/v.jsonl, given as "v.jsonl" from b, is not a new
+    # version of a/v.jsonl given the same way (whose quarantine it would have replaced).
+    bad = verdict_line("r2", [{**GOOD_Q, "answer": "0.95"}])
+    con = connect(tmp_path / "s.duckdb")
+    for folder, run in (("a", "r1"), ("b", "r3")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "v.jsonl").write_text(verdict_line(run, [GOOD_Q]) + "\n" + bad + "\n")
+        monkeypatch.chdir(tmp_path / folder)
+        ingest(con, ["v.jsonl"])
+    paths = con.execute("SELECT path FROM quarantine ORDER BY path").fetchall()
+    assert paths == [(str(tmp_path / "a" / "v.jsonl"),), (str(tmp_path / "b" / "v.jsonl"),)]

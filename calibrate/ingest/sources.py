@@ -40,6 +40,9 @@ def discover(paths: list[str | Path]) -> list[Source]:
         path = Path(raw)
         if not path.exists():
             raise UsageError(f"no such file or folder: {path}")
+        # Stored absolute: a file is then the same file (its versions, its quarantine) from any
+        # working directory, and two files given as the same relative name are not confused.
+        path = path.resolve()
         if path.is_dir():
             for child in sorted(path.rglob("*")):
                 rel = child.relative_to(path)
