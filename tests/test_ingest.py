@@ -517,3 +517,16 @@ def test_files_of_one_name_in_two_folders_keep_their_own_quarantine(tmp_path, mo
         ingest(con, ["v.jsonl"])
     paths = con.execute("SELECT path FROM quarantine ORDER BY path").fetchall()
     assert paths == [(str(tmp_path / "a" / "v.jsonl"),), (str(tmp_path / "b" / "v.jsonl"),)]
+
+
+def test_a_csv_quoting_error_in_text_that_is_not_utf8_is_quarantined(tmp_path):
+    # The cut-out raw text held a surrogate escape that DuckDB refused: the whole file failed.
+    path = tmp_path / "d.csv"
+    path.write_bytes(
+        b'run,step,attempt,decision\nr1,s,1,approved\nr\xff2,s,1,"approved\nr3,s,1,x\n'
+    )
+    con = connect(":memory:")
+    totals = ingest(con, [path]).totals
+    assert (totals["read"], totals["loaded"], totals["quarantined"]) == (2, 1, 1)
+    raw, reason = con.execute("SELECT raw, reason FROM quarantine").fetchone()
+    assert "\ufffd" in raw and "never closed" in reason

@@ -356,6 +356,9 @@ def _insert_bad(con: duckdb.DuckDBPyConnection, bad: list[tuple[int, str, str]])
     if not bad:
         return
     recs, raws, reasons = zip(*bad, strict=True)
+    # Text cut from a file with bytes that are not UTF-8 holds surrogate escapes, which
+    # DuckDB refuses: show those bytes as U+FFFD (bad rows only, so few).
+    raws = [raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace") for raw in raws]
     # Scanned as NumPy arrays (a file of bad rows is one insert, not one statement per row).
     con.register(
         "csv_bad",
