@@ -57,6 +57,8 @@ GROUP BY check_id;
 -- One row per recorded check, with the person's decision on it. A check no decision was made on
 -- is unlabeled: an earlier check of an attempt (a blocking fail the agent then fixed) that no
 -- person saw, or a check still waiting. is_latest marks the latest check of each submission.
+-- is_latest is ranked again here, not taken from decision_checks' window: one window shared by
+-- both needs its wide rows materialised, measured slower (2.8 s against 2.2 s a read at 1M runs).
 CREATE OR REPLACE VIEW labeled AS
 WITH ranked AS (
     SELECT c.*,
