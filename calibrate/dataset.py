@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import duckdb
@@ -21,7 +21,8 @@ from calibrate.profile import Kind, Limits, Question
 SUBMISSION_COLUMNS = [
     "check_id", "run_id", "process", "version", "step", "attempt", "verdict", "advisory",
     "model", "at", "recorded_in", "truncated", "n_questions", "is_latest", "decision",
-    "decided_by", "decided_at", "note", "label", "conflict", "n_decisions",
+    "decided_by", "decided_at", "note", "label", "conflict", "n_decisions", "audited", "draw_id",
+    "inclusion_p", "left_out",
 ]  # fmt: skip
 
 
@@ -37,6 +38,12 @@ class Filters:
         Keep checks whose ``at`` is at or after ``since`` and before ``until``.
     advisory_only : bool, default=False
         Keep only checks recorded with ``advisory: true``.
+    escalations : bool, default=False
+        Keep the checks a person decided after the switch (``advisory:
+        false``) that no audit draw offered: escalations, the unsure region
+        the check itself selected. Left out by default, so that every
+        analysis learns from checks decided under ``advisory: true`` plus
+        audit decisions (:func:`left_out_count` counts them).
     """
 
     process: str | None = None
@@ -45,6 +52,7 @@ class Filters:
     since: datetime | None = None
     until: datetime | None = None
     advisory_only: bool = False
+    escalations: bool = False
 
     def where(self) -> tuple[str, list[object]]:
         """A SQL ``WHERE`` clause over the labeled views and its bound parameters."""
@@ -66,6 +74,8 @@ class Filters:
             params.append(self.until)
         if self.advisory_only:
             clauses.append("advisory")
+        if not self.escalations:
+            clauses.append("NOT left_out")
         return " AND ".join(clauses), params
 
 
@@ -98,6 +108,19 @@ def answers(
         where += " AND label IS NOT NULL"
     sql = f'SELECT * FROM labeled_answers WHERE {where} ORDER BY "at", check_id, position'  # noqa: S608
     return con.execute(sql, params).df()
+
+
+def left_out_count(con: duckdb.DuckDBPyConnection, filters: Filters | None = None) -> int:
+    """Labeled checks that ``filters`` leave out as escalations after the switch.
+
+    Zero when ``filters.escalations`` keeps them.
+    """
+    filters = filters or Filters()
+    if filters.escalations:
+        return 0
+    where, params = replace(filters, escalations=True).where()
+    sql = f"SELECT count(*) FROM labeled WHERE {where} AND left_out"  # noqa: S608 - fixed names
+    return int(con.execute(sql, params).fetchone()[0])
 
 
 def limits(con: duckdb.DuckDBPyConnection) -> Limits:
@@ -175,6 +198,7 @@ def question_from_row(rec: dict) -> Question:
 ANSWER_COLUMNS = [
     "check_id", "run_id", "process", "version", "step", "attempt", "verdict", "advisory",
     "model", "at", "decision", "decided_by", "decided_at", "label", "conflict", "is_latest",
+    "audited", "inclusion_p", "left_out",
     "position", "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
     "in_process_file", "pass_p", "fail_p", "pass_names", "unsure_names", "pass_level",
     "min_confidence", "one_of", "levels",

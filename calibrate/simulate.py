@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from calibrate import simulate_enforced
 from calibrate.profile import RESULT_NAMES, Kind, Limits, Question, decide, parse_check, worst
 
 START = datetime(2026, 8, 3, tzinfo=UTC)
@@ -284,7 +285,16 @@ def _person_decides(acceptable, verdict_code, who, *, rng, u) -> tuple[bool, tim
     return bool(acceptable) != flip, timedelta(minutes=int(3 + 180 * u[5]))
 
 
-def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[str, Any]:
+def simulate(
+    out_dir: str | Path,
+    *,
+    runs: int = 2000,
+    seed: int = 0,
+    enforce_weeks: int = 0,
+    shift_week: float | None = None,
+    shift: float = 0.0,
+    enforce_process: str = "invoice-matching",
+) -> dict[str, Any]:
     """Write a synthetic export of ``runs`` runs into ``out_dir``.
 
     Parameters
@@ -296,7 +306,17 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
     runs : int, default=2000
         Number of runs across all processes.
     seed : int, default=0
-        Seed; the output is identical for the same ``runs`` and ``seed``.
+        Seed; the output is identical for the same arguments.
+    enforce_weeks : int, default=0
+        Continue ``enforce_process`` this many weeks past the window with
+        ``advisory: false`` (:mod:`calibrate.simulate_enforced`); the advisory
+        window is the same as without.
+    shift_week : float, optional
+        Weeks after the switch from which the evaluator misses a share
+        ``shift`` of the not-acceptable submissions.
+    shift : float, default=0.0
+        That share, in [0, 1].
+    enforce_process : str, default="invoice-matching"
 
     Returns
     -------
@@ -306,6 +326,10 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
     """
     if runs < 1:
         raise ValueError("runs must be at least 1")
+    if not 0.0 <= shift <= 1.0:
+        raise ValueError("shift must be in [0, 1]")
+    if enforce_weeks < 0:
+        raise ValueError("enforce_weeks must not be negative")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / ".truth").mkdir(exist_ok=True)
@@ -457,6 +481,18 @@ def simulate(out_dir: str | Path, *, runs: int = 2000, seed: int = 0) -> dict[st
                 sim.counts["decisions"] += 1
             run["steps"] = steps
             docs[i] = run
+    enforced = [sm for sm in models if sm.process == enforce_process] if enforce_weeks else []
+    if enforce_weeks and not enforced:
+        raise ValueError(f"no simulated process {enforce_process!r}")
+    for sm in enforced:
+        per_week = float((which == models.index(sm)).sum()) / (WINDOW_DAYS / 7)
+        more, info = simulate_enforced.continue_enforced(
+            sim, sm, runs_per_week=per_week, weeks=enforce_weeks,
+            start=START + timedelta(days=WINDOW_DAYS), shift_week=shift_week, shift=shift, seed=seed,
+        )  # fmt: skip
+        docs.extend(more)
+        simulate_enforced.write_enforced_process(out, sm)
+        simulate_enforced.write_info(out, info)
     with open(out / "runs.jsonl", "w", encoding="utf-8") as fh:
         for doc in docs:
             fh.write(json.dumps(doc, separators=(",", ":")) + "\n")

@@ -21,6 +21,8 @@ from calibrate.cli import (  # noqa: F401
     thresholds,
     report,
     simulate,
+    audit,
+    monitor,
 )
 from calibrate.cli.app import app
 

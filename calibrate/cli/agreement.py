@@ -14,6 +14,7 @@ from calibrate.cli.app import app, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
     DbOption,
+    EscalationsOption,
     Format,
     ModelOption,
     ProcessOption,
@@ -21,6 +22,7 @@ from calibrate.cli.options import (
     StepOption,
     UntilOption,
     make_filters,
+    note_left_out,
 )
 from calibrate.cli.render import echo_json
 from calibrate.defaults import MIN_N
@@ -73,6 +75,7 @@ def agreement_command(
     since: SinceOption = None,
     until: UntilOption = None,
     advisory_only: AdvisoryOnlyOption = False,
+    with_escalations: EscalationsOption = False,
     fmt: Annotated[
         Format, typer.Option("--format", help="table, json or csv.", case_sensitive=False)
     ] = Format.table,
@@ -118,12 +121,13 @@ def agreement_command(
     if show_approvers and corrected:
         raise UsageError("choose one of --approvers and --corrected")
     keys = parse_by(by)
-    filters = make_filters(process, step, model, since, until, advisory_only)
+    filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     analysis = "approvers" if show_approvers else "corrected" if corrected else "agreement"
     if analysis == "agreement" and keys and "question" in keys:
         analysis = "question"
     con = connect(db, read_only=True)
     try:
+        note_left_out(con, filters)
         # Only the columns the analysis reads, in any order (it aggregates): the whole
         # view as pandas objects took 1.9 GiB at a million runs.
         try:

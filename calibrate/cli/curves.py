@@ -13,12 +13,14 @@ from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
     DbOption,
+    EscalationsOption,
     ModelOption,
     ProcessOption,
     SinceOption,
     StepOption,
     UntilOption,
     make_filters,
+    note_left_out,
 )
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.defaults import DEFAULT_BINS, MIN_N
@@ -72,6 +74,7 @@ def curves_command(
     since: SinceOption = None,
     until: UntilOption = None,
     advisory_only: AdvisoryOnlyOption = False,
+    with_escalations: EscalationsOption = False,
     by: Annotated[
         str | None,
         typer.Option(
@@ -99,9 +102,10 @@ def curves_command(
     after the chosen recalibration map on held-out folds.
     """
     keys = _parse_by(by)
-    filters = make_filters(process, step, model, since, until, advisory_only)
+    filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
     try:
+        note_left_out(con, filters)
         results = calibration.calibrate_store(
             con, filters, n_bins=bins, strategy=strategy.value, by=keys
         )

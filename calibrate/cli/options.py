@@ -66,6 +66,7 @@ def make_filters(
     since: str | None = None,
     until: str | None = None,
     advisory_only: bool = False,
+    escalations: bool = False,
 ) -> Filters:
     """Build :class:`~calibrate.dataset.Filters` from the shared options."""
     return dataset.Filters(
@@ -75,7 +76,32 @@ def make_filters(
         since=parse_time(since, "--since"),
         until=parse_time(until, "--until"),
         advisory_only=advisory_only,
+        escalations=escalations,
     )
+
+
+EscalationsOption = Annotated[
+    bool,
+    typer.Option(
+        "--with-escalations",
+        help="Also learn from escalations decided after the switch (advisory: false): a biased "
+        "sample, left out by default.",
+    ),
+]
+
+
+def note_left_out(con: object, filters: Filters) -> None:
+    """Say on stderr how many labeled checks the filters leave out as escalations after the switch."""
+    from calibrate.cli.app import err
+
+    n = dataset.left_out_count(con, filters)
+    if n:
+        err.print(
+            f"{n} labeled checks left out: escalations after the switch "
+            "(the unsure region the enforced check selected; --with-escalations keeps them)",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 # The guarantee's three levels, shared by `thresholds` and `report` (defaults from the thresholds module).

@@ -59,7 +59,7 @@ def cli_reference() -> str:
         "3 the store is in use by another process.",
         "",
     ]
-    for name, command in root.commands.items():
+    for name, command in _commands(root):
         lines += [f"## `calibrate {name}`", "", inspect.cleandoc(command.help or ""), ""]
         params = [p for p in command.params if p.name != "help"]
         if params:
@@ -67,6 +67,18 @@ def cli_reference() -> str:
             lines += [_param_row(p) for p in params]
             lines.append("")
     return "\n".join(lines)
+
+
+def _commands(group: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every command with its full name; a group's commands follow it (``audit draw``)."""
+    out: list[tuple[str, Any]] = []
+    for name, command in group.commands.items():
+        sub = getattr(command, "commands", None)
+        if sub is not None:
+            out += _commands(command, f"{prefix}{name} ")
+        else:
+            out.append((f"{prefix}{name}", command))
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

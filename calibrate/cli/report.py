@@ -14,12 +14,14 @@ from calibrate.cli.options import (
     BetaOption,
     DbOption,
     DeltaOption,
+    EscalationsOption,
     ModelOption,
     ProcessOption,
     SinceOption,
     StepOption,
     UntilOption,
     make_filters,
+    note_left_out,
 )
 from calibrate.defaults import ReadinessOptions
 from calibrate.errors import UsageError
@@ -80,6 +82,7 @@ def report_command(
     since: SinceOption = None,
     until: UntilOption = None,
     advisory_only: AdvisoryOnlyOption = False,
+    with_escalations: EscalationsOption = False,
 ) -> None:
     """Decide per checked step whether advisory can be dropped: READY, NOT YET or NO, with the evidence."""
     from calibrate.report.render import parse_formats, summary_lines, write_report
@@ -94,10 +97,11 @@ def report_command(
         )  # fmt: skip
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    filters = make_filters(process, step, model, since, until, advisory_only)
+    filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     path = db if db is not None else default_path()
     con = connect(path, read_only=True)
     try:
+        note_left_out(con, filters)
         err.print(f"assessing the checked steps in {path} …", markup=False)
         report = readiness.assess_store(con, filters, options=options, store=str(path))
     finally:

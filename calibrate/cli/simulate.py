@@ -9,9 +9,11 @@ import typer
 
 from calibrate.cli.app import app, handle_errors
 from calibrate.cli.render import echo_json
+from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 
 simulation = lazy_module("calibrate.simulate")
+enforcement = lazy_module("calibrate.simulate_enforced")
 
 
 @app.command("simulate")
@@ -22,11 +24,58 @@ def simulate_command(
     ],
     runs: Annotated[int, typer.Option("--runs", min=1, help="Number of runs.")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Random seed; same seed, same files.")] = 0,
+    enforce_weeks: Annotated[
+        int,
+        typer.Option(
+            "--enforce-weeks",
+            min=0,
+            help="Continue invoice-matching this many weeks with advisory: false (check-1 §3).",
+        ),
+    ] = 0,
+    shift_week: Annotated[
+        float | None,
+        typer.Option(
+            "--shift-week", min=0, help="Weeks after the switch at which the evaluator shifts."
+        ),
+    ] = None,
+    shift: Annotated[
+        float,
+        typer.Option(
+            "--shift",
+            min=0,
+            max=1,
+            help="From --shift-week, the share of bad work the evaluator takes for acceptable.",
+        ),
+    ] = 0.5,
+    review: Annotated[
+        Path | None,
+        typer.Option(
+            "--review",
+            exists=True,
+            dir_okay=False,
+            help="Instead of simulating: fill this audit CSV's decisions from OUT/.truth.",
+        ),
+    ] = None,
 ) -> None:
     """Write run documents, a decision CSV, process files and limits from a known generative model.
 
     The ground truth (true acceptability per submission) goes to OUT/.truth/,
-    which `calibrate ingest` never reads.
+    which `calibrate ingest` never reads. With --enforce-weeks the step then
+    runs enforced (a pass completes, a fail goes back to the agent, an unsure
+    verdict is escalated), optionally with a shift at --shift-week; with
+    --review, the simulated audit reviewer fills a CSV from `calibrate audit
+    draw` and writes OUT/reviewed-<name>.csv.
     """
-    manifest = simulation.simulate(out, runs=runs, seed=seed)
+    if review is not None:
+        truth = out / ".truth"
+        if not (truth / "truth.csv").exists():
+            raise UsageError(f"no ground truth in {truth}: simulate into {out} first")
+        echo_json(
+            enforcement.review_audit(review, truth, out / f"reviewed-{review.name}", seed=seed)
+        )
+        return
+    manifest = simulation.simulate(
+        out, runs=runs, seed=seed, enforce_weeks=enforce_weeks, shift_week=shift_week,
+        shift=shift if shift_week is not None else 0.0,
+    )  # fmt: skip
     echo_json(manifest)

@@ -16,6 +16,7 @@ from calibrate.cli.options import (
     BetaOption,
     DbOption,
     DeltaOption,
+    EscalationsOption,
     ModelOption,
     ProcessOption,
     SinceOption,
@@ -23,6 +24,7 @@ from calibrate.cli.options import (
     UntilOption,
     check_levels,
     make_filters,
+    note_left_out,
 )
 from calibrate.cli.render import echo_json
 from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, MIN_N, TRADEOFF_ALPHAS
@@ -59,6 +61,7 @@ def thresholds_command(
     since: SinceOption = None,
     until: UntilOption = None,
     advisory_only: AdvisoryOnlyOption = False,
+    with_escalations: EscalationsOption = False,
     relearn_lists: Annotated[
         bool,
         typer.Option(
@@ -89,9 +92,10 @@ def thresholds_command(
     file. See docs/method.md for the method and its assumptions.
     """
     check_levels(alpha, delta, beta)
-    filters = make_filters(process, step, model, since, until, advisory_only)
+    filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
     try:
+        note_left_out(con, filters)
         report = lib.suggest_from_store(
             con, filters, alpha=alpha, delta=delta, beta=beta, model=model,
             relearn_lists=relearn_lists, seed=seed,

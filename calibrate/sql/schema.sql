@@ -1,4 +1,6 @@
--- calibrate store, schema version 1.
+-- calibrate store, schema version 2 (2 added audit_draws and audit_eligible).
+-- Every statement is CREATE ... IF NOT EXISTS, so running this file on an older store
+-- adds what it lacks: that is the migration from version 1 (calibrate/store.py).
 -- Tables hold facts as recorded; views derive labels and defaults so that the
 -- order in which files were ingested never changes an answer.
 
@@ -118,4 +120,33 @@ CREATE TABLE IF NOT EXISTS quarantine (
     json_path VARCHAR,
     raw       VARCHAR,
     reason    VARCHAR NOT NULL
+);
+
+-- One row per `calibrate audit draw`: the design of a random sample of enforced checks
+-- (advisory: false) offered to a person. Written by the draw, never by ingest.
+CREATE TABLE IF NOT EXISTS audit_draws (
+    draw_id     INTEGER PRIMARY KEY,
+    drawn_at    TIMESTAMPTZ NOT NULL,
+    process     VARCHAR NOT NULL,
+    step        VARCHAR NOT NULL,
+    seed        BIGINT NOT NULL,
+    design      VARCHAR NOT NULL,     -- uniform | by_band (Poisson sampling either way)
+    rate        DOUBLE,               -- --rate, or the rate --per-week came to
+    per_week    DOUBLE,               -- --per-week as asked, NULL with --rate
+    verdicts    VARCHAR[] NOT NULL,   -- the verdicts eligible
+    n_eligible  BIGINT NOT NULL,
+    n_drawn     BIGINT NOT NULL
+);
+CREATE SEQUENCE IF NOT EXISTS draw_id_seq START 1;
+
+-- Every check a draw considered, drawn or not, with its inclusion probability. A check is
+-- considered by one draw at most, so it is never offered twice and its probability of being
+-- audited is the one recorded here.
+CREATE TABLE IF NOT EXISTS audit_eligible (
+    draw_id     INTEGER NOT NULL,
+    check_id    VARCHAR NOT NULL,
+    position    BIGINT NOT NULL,      -- order within the draw: by check time, then check_id
+    band        VARCHAR,              -- by_band: near | middle | far (from the pass/fail threshold)
+    inclusion_p DOUBLE NOT NULL,
+    drawn       BOOLEAN NOT NULL
 );

@@ -73,15 +73,24 @@ SELECT
     s.decision, s.decided_by, s.decided_at, s.note,
     s.decision IN ('approved', 'completed') AS label,
     coalesce(s.conflict, false) AS conflict,
-    coalesce(s.n_decisions, 0) AS n_decisions
+    coalesce(s.n_decisions, 0) AS n_decisions,
+    -- After the switch (advisory: false) a decision is a sample of the check only when a stored
+    -- audit draw offered the check; any other (an escalation: the unsure region alone) is left
+    -- out of certification by default (dataset.Filters.escalations).
+    coalesce(e.drawn, false) AS audited,
+    e.draw_id, e.inclusion_p,
+    (r.advisory IS NOT DISTINCT FROM false AND s.decision IS NOT NULL
+        AND NOT coalesce(e.drawn, false)) AS left_out
 FROM ranked r
-LEFT JOIN check_labels s USING (check_id);
+LEFT JOIN check_labels s USING (check_id)
+LEFT JOIN audit_eligible e USING (check_id);
 
 -- One row per answered question, with its check's label and the thresholds in force.
 CREATE OR REPLACE VIEW labeled_answers AS
 SELECT
     l.check_id, l.run_id, l.process, l.version, l.step, l.attempt, l.verdict, l.advisory,
     l.model, l."at", l.decision, l.decided_by, l.decided_at, l.label, l.conflict, l.is_latest,
+    l.audited, l.inclusion_p, l.left_out,
     a.position, a.question_id, a.ask, a.kind, a.p, a.name, a.level, a.confidence, a.result,
     t.question_id IS NOT NULL AS in_process_file,
     t.pass_p, t.fail_p, t.pass_names, t.unsure_names, t.pass_level, t.min_confidence,

@@ -1,0 +1,538 @@
+"""``calibrate monitor``: is an enforced check still keeping its promise?
+
+Per enforced step and evaluator model, since its first ``advisory: false``
+check:
+
+* **false passes**: the anytime-valid test of "false-pass rate <= alpha" on
+  the audited passes (:mod:`calibrate.analysis.sequential`). The stream is
+  every pass an audit draw considered, in the draws' order (draw, then check
+  time): a drawn pass contributes ``z = X / pi`` (``X = 1`` when the person
+  found it not acceptable, ``pi`` its stored inclusion probability), a pass
+  not drawn ``z = 0``. Poisson sampling makes ``E[z | past] = E[X | past]``
+  whatever the strata, so under H0 the wealth is a supermartingale and an
+  alarm at ``1/delta`` is false with probability at most ``delta`` however
+  often anyone looks. The stream stops before the first drawn pass still
+  awaiting its decision (reviews may come in late; the time the path stands
+  at is reported). Beside it: audited, bad, the weighted rate (Hájek:
+  ``sum(X/pi) / sum(1/pi)`` over the audited, ``bad/audited`` when
+  uniform) and a ``1 - delta`` confidence sequence.
+* **false fails**: the same on audited fails against beta.
+* **escalations**: how many unsure verdicts a person decided and the share
+  accepted. They are the unsure region, never a sample of the check.
+* **label-free warnings**, no certificate: the unsure share and each
+  question's answer categories now against the certification window (the
+  advisory checks of the certified model, replayed under today's
+  thresholds), each a two-sided e-process against the reference's exact
+  interval, valid under repeated looks.
+* **a new evaluator model**: an alarm, since the certificate was for another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
+from calibrate.analysis.sequential import (
+    ConfidenceSequence,
+    confidence_sequence,
+    first_crossing,
+    log_wealth,
+)
+from calibrate.profile import RESULT_NAMES
+
+#: Answer bins of a yes/no question: quintiles of the certification window's probabilities.
+YES_NO_BINS = 5
+
+
+@dataclass(frozen=True)
+class RateMonitor:
+    """The sequential test of one error rate of one enforced step and model.
+
+    Attributes
+    ----------
+    audited, bad : int
+        Decided audits in the stream and how many were errors.
+    pending : int
+        Drawn checks still awaiting a decision (the stream stops at the first).
+    rate, lower, upper : float or None
+        The weighted rate and the confidence sequence's ends.
+    e_value : float
+        The e-process now (1 before any audit).
+    alarm_at : datetime or None
+        Time of the audit decision at which the e-process first reached
+        ``1/delta``.
+    limit : float
+        The null rate (alpha or beta).
+    path : DataFrame
+        Per decided audit: ``at``, ``e_value``, ``lower``, ``upper`` (for figures).
+    """
+
+    audited: int
+    bad: int
+    pending: int
+    rate: float | None
+    lower: float | None
+    upper: float | None
+    e_value: float
+    alarm_at: datetime | None
+    limit: float
+    path: pd.DataFrame = field(repr=False)
+
+    @property
+    def alarm(self) -> bool:
+        return self.alarm_at is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "audited": self.audited, "bad": self.bad, "pending": self.pending,
+            "rate": self.rate, "lower": self.lower, "upper": self.upper,
+            "e_value": self.e_value,
+            "alarm_at": self.alarm_at.isoformat() if self.alarm_at is not None else None,
+        }  # fmt: skip
+
+
+def rate_monitor(
+    stream: pd.DataFrame, *, limit: float, delta: float, error_label: bool
+) -> RateMonitor:
+    """Run the e-process and confidence sequence on one stream of considered checks.
+
+    Parameters
+    ----------
+    stream : DataFrame
+        One row per check an audit draw considered, in stream order, with
+        ``drawn`` (bool), ``inclusion_p``, ``label`` (True / False / missing)
+        and ``decided_at``, ``at``.
+    limit : float
+        The null rate: alpha for passes, beta for fails.
+    delta : float
+    error_label : bool
+        The label that is an error: False for passes (not acceptable), True
+        for fails (acceptable).
+
+    Returns
+    -------
+    RateMonitor
+    """
+    drawn = stream["drawn"].to_numpy(dtype=bool)
+    label = stream["label"]
+    undecided = drawn & label.isna().to_numpy()
+    pending = int(undecided.sum())
+    stop = int(np.argmax(undecided)) if undecided.any() else len(stream)
+    s = stream.iloc[:stop]
+    drawn = drawn[:stop]
+    pi = s["inclusion_p"].to_numpy(dtype=float)
+    err = (s["label"].to_numpy(dtype=object) == error_label) & drawn
+    z = np.where(err, 1.0 / pi, 0.0)
+    audited = int(drawn.sum())
+    empty = pd.DataFrame(columns=["at", "e_value", "lower", "upper"])
+    if audited == 0:
+        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty)
+    log_k = log_wealth(z, limit)
+    cs: ConfidenceSequence = confidence_sequence(z, np.where(drawn, 1.0 / pi, 0.0), delta=delta)
+    when = pd.to_datetime(s["decided_at"], utc=True).fillna(pd.to_datetime(s["at"], utc=True))
+    first = int(first_crossing(log_k, delta))
+    alarm_at = when.iloc[first].to_pydatetime() if first >= 0 else None
+    w = 1.0 / pi[drawn]
+    rate = float((w * err[drawn]).sum() / w.sum())
+    path = pd.DataFrame(
+        {"at": when.to_numpy()[drawn], "e_value": np.exp(log_k[drawn]),
+         "lower": cs.lower[drawn], "upper": cs.upper[drawn]}
+    )  # fmt: skip
+    return RateMonitor(
+        audited=audited, bad=int(err.sum()), pending=pending, rate=rate,
+        lower=float(cs.lower[-1]), upper=float(cs.upper[-1]), e_value=float(np.exp(log_k[-1])),
+        alarm_at=alarm_at, limit=limit, path=path,
+    )  # fmt: skip
+
+
+def share_warning(
+    x: np.ndarray, ref_k: int, ref_n: int, *, delta: float
+) -> tuple[bool, float, tuple[float, float]]:
+    """Has the share of ``x`` moved away from the reference's, by a test valid under looks?
+
+    The reference share's exact two-sided interval at ``1 - delta/2``
+    (Clopper–Pearson) is the null band; two e-processes test "the share now
+    is above its upper end" and "below its lower end", each alarming at
+    ``4/delta``. A false warning, reference error included, has probability at
+    most ``delta``.
+
+    Returns
+    -------
+    warn : bool
+    share : float
+        The share now.
+    band : (float, float)
+        The reference interval.
+    """
+    x = np.asarray(x, dtype=float)
+    lo = float(stats.beta.ppf(delta / 4, ref_k, ref_n - ref_k + 1)) if ref_k > 0 else 0.0
+    hi = float(stats.beta.ppf(1 - delta / 4, ref_k + 1, ref_n - ref_k)) if ref_k < ref_n else 1.0
+    warn = False
+    if hi < 1:
+        warn |= bool(first_crossing(log_wealth(x, max(hi, 1e-9)), delta / 4) >= 0)
+    if lo > 0:
+        warn |= bool(first_crossing(log_wealth(1 - x, max(1 - lo, 1e-9)), delta / 4) >= 0)
+    return warn, float(x.mean()) if x.size else float("nan"), (lo, hi)
+
+
+@dataclass(frozen=True)
+class StepMonitor:
+    """What ``calibrate monitor`` says about one enforced step and evaluator model."""
+
+    process: str
+    step: str
+    model: str | None
+    enforced_since: datetime | None
+    status: str  # ok | alarm | warning | no_audits
+    false_pass: RateMonitor
+    false_fail: RateMonitor | None
+    escalations: dict[str, Any]
+    warnings: list[str]
+    action: str | None
+    plan: SequentialAuditPlan | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "process": self.process, "step": self.step, "model": self.model,
+            "enforced_since": self.enforced_since.isoformat() if self.enforced_since else None,
+            "status": self.status, "false_pass": self.false_pass.to_dict(),
+            "false_fail": self.false_fail.to_dict() if self.false_fail else None,
+            "escalations": self.escalations, "warnings": list(self.warnings),
+            "action": self.action, "audit_plan": self.plan.to_dict() if self.plan else None,
+        }  # fmt: skip
+
+
+def _escalations(enforced: pd.DataFrame) -> dict[str, Any]:
+    esc = enforced[(enforced["verdict"] == "unsure") & ~enforced["audited"].astype(bool)]
+    decided = esc[esc["label"].notna()]
+    n = int(len(decided))
+    acc = int(decided["label"].astype(bool).sum())
+    if n:
+        lo, hi = stats.binomtest(acc, n).proportion_ci(method="exact")
+        share, lo, hi = acc / n, float(lo), float(hi)
+    else:
+        share = lo = hi = None
+    return {"n": int(len(esc)), "decided": n, "accepted": acc, "share_accepted": share,
+            "lower": lo, "upper": hi}  # fmt: skip
+
+
+def _answer_categories(ans: pd.DataFrame, ref: pd.DataFrame) -> dict[str, tuple[np.ndarray, str]]:
+    """Per question and category: (indicator per enforced check of ``ans``, label)."""
+    out: dict[str, tuple[np.ndarray, str]] = {}
+    for ask, now in ans.groupby("ask", sort=True, observed=True):
+        base = ref[ref["ask"] == ask]
+        if base.empty:
+            continue
+        kind = str(now["kind"].iloc[0])
+        if kind == "yes_no":
+            edges = np.unique(np.quantile(base["p"].dropna(), np.linspace(0, 1, YES_NO_BINS + 1)))
+            inner = edges[1:-1]
+
+            def cat(p: pd.Series, inner: np.ndarray = inner) -> np.ndarray:
+                return np.searchsorted(inner, p.to_numpy(dtype=float), side="right")
+
+            cats_now, cats_ref = cat(now["p"]), cat(base["p"])
+            cuts = [0.0, *inner.tolist(), 1.0]
+            names = [
+                f"yes-probability in [{a:.3g}, {b:.3g}{']' if i == len(inner) else ')'}"
+                for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:], strict=True))
+            ]
+        else:
+            col = "name" if kind == "choice" else "level"
+            keys = sorted(set(base[col].dropna().astype(str)) | set(now[col].dropna().astype(str)))
+            cats_now = np.array([keys.index(v) for v in now[col].astype(str)])
+            cats_ref = np.array([keys.index(v) for v in base[col].astype(str)])
+            names = [f"answer {k}" for k in keys]
+        for i, name in enumerate(names):
+            out[f"{ask}\x00{name}"] = (cats_now == i, (cats_ref == i))
+    return out
+
+
+def monitor_step(
+    *,
+    process: str,
+    step: str,
+    model: str | None,
+    enforced: pd.DataFrame,
+    pass_stream: pd.DataFrame,
+    fail_stream: pd.DataFrame,
+    reference: pd.DataFrame,
+    certified_model: str | None,
+    unsure_now: np.ndarray,
+    unsure_ref: np.ndarray,
+    enforced_answers: pd.DataFrame,
+    reference_answers: pd.DataFrame,
+    alpha: float,
+    beta: float,
+    delta: float,
+    plan_weeks: int = 8,
+) -> StepMonitor:
+    """Assemble the monitor of one enforced step and model from its frames.
+
+    Parameters
+    ----------
+    process, step, model : str
+    enforced : DataFrame
+        The step's checks recorded with ``advisory: false`` of this model
+        (``at``, ``verdict``, ``audited``, ``label``).
+    pass_stream, fail_stream : DataFrame
+        The considered passes and fails in stream order (:func:`rate_monitor`).
+    reference : DataFrame
+        The certification window's checks (advisory, the certified model).
+    certified_model : str or None
+        The model of the certification window.
+    unsure_now, unsure_ref : ndarray of bool
+        Unsure under today's thresholds, per enforced check (time order) and
+        per reference check.
+    enforced_answers, reference_answers : DataFrame
+        Answers (``check_id``, ``ask``, ``kind``, ``p``, ``name``, ``level``)
+        of the enforced checks in time order and of the reference checks.
+    alpha, beta, delta : float
+        beta = 1 leaves false fails unmonitored.
+    plan_weeks : int, default=8
+        Weeks within which the audit plan catches a doubling.
+
+    Returns
+    -------
+    StepMonitor
+    """
+    since = pd.to_datetime(enforced["at"], utc=True).min() if len(enforced) else None
+    fp = rate_monitor(pass_stream, limit=alpha, delta=delta, error_label=False)
+    ff = (
+        rate_monitor(fail_stream, limit=beta, delta=delta, error_label=True)
+        if beta < 1 and len(fail_stream)
+        else None
+    )
+    warnings: list[str] = []
+    alarms: list[str] = []
+    if certified_model is None:
+        warnings.append("no checks recorded with advisory: true: nothing certified this step")
+    elif model != certified_model:
+        alarms.append(
+            f"a new evaluator model ({model}) on an enforced step: the certificate was for "
+            f"{certified_model}"
+        )
+    if fp.alarm:
+        alarms.append(
+            f"false passes: e-value {fp.e_value:.3g} reached 1/δ = {1 / delta:g} on "
+            f"{fp.alarm_at:%Y-%m-%d}; {fp.bad} of {fp.audited} audited passes not acceptable "
+            f"(rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence {fp.lower:.3f}–{fp.upper:.3f})"
+        )
+    if ff is not None and ff.alarm:
+        alarms.append(
+            f"false fails: e-value {ff.e_value:.3g} reached 1/δ on {ff.alarm_at:%Y-%m-%d}; "
+            f"{ff.bad} of {ff.audited} audited fails acceptable"
+        )
+    label_free = "(label-free, no certificate: a sign to audit more, not a verdict on the check)"
+    if len(unsure_ref) and len(unsure_now):
+        warn, now, (lo, hi) = share_warning(
+            unsure_now, int(unsure_ref.sum()), len(unsure_ref), delta=delta
+        )
+        if warn:
+            warnings.append(
+                f"unsure share {now:.3f} (n = {len(unsure_now)}) against {lo:.3f}–{hi:.3f} in the "
+                f"certification window (n = {len(unsure_ref)}) {label_free}"
+            )
+    cats = _answer_categories(enforced_answers, reference_answers)
+    for key, (now_x, ref_x) in cats.items():
+        warn, now, (lo, hi) = share_warning(
+            now_x, int(ref_x.sum()), len(ref_x), delta=delta / max(1, len(cats))
+        )
+        if warn:
+            ask, name = key.split("\x00")
+            warnings.append(
+                f"answers to {ask!r}: {name} share {now:.3f} (n = {len(now_x)}) against "
+                f"{lo:.3f}–{hi:.3f} in the certification window {label_free}"
+            )
+    passes = enforced[enforced["verdict"] == "pass"]
+    plan = None
+    if fp.audited == 0 or not alarms:
+        weeks_seen = _weeks(enforced["at"])
+        plan = plan_audit(passes_per_week=len(passes) / weeks_seen, alpha=alpha, delta=delta,
+                          weeks=plan_weeks)  # fmt: skip
+    if alarms:
+        status = "alarm"
+        action = (
+            "Restore advisory: true on this step, so a person decides again while the check is "
+            f"re-examined ({'; '.join(alarms)}). In the process file:\n"
+            f"  - id: {step}\n    advisory: true"
+        )
+        warnings = alarms + warnings
+    elif fp.audited == 0:
+        status = "no_audits"
+        action = (
+            "No audited passes yet: draw an audit (`calibrate audit draw --process "
+            f"{process} --step {step} --rate R`). " + (plan.text() if plan else "")
+        )
+    else:
+        status = "warning" if warnings else "ok"
+        action = None
+    return StepMonitor(
+        process=process, step=step, model=model,
+        enforced_since=since.to_pydatetime() if since is not None else None, status=status,
+        false_pass=fp, false_fail=ff, escalations=_escalations(enforced), warnings=warnings,
+        action=action, plan=plan,
+    )  # fmt: skip
+
+
+def _weeks(at: pd.Series) -> float:
+    times = pd.to_datetime(at, utc=True).dropna()
+    if times.empty:
+        return 1.0
+    return max(1.0, (times.max() - times.min()).total_seconds() / (7 * 86400))
+
+
+@dataclass(frozen=True)
+class MonitorReport:
+    """Every enforced step's monitor, with the levels used."""
+
+    alpha: float
+    beta: float
+    delta: float
+    steps: list[StepMonitor]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"alpha": self.alpha, "beta": self.beta, "delta": self.delta,
+                "steps": [s.to_dict() for s in self.steps]}  # fmt: skip
+
+
+def monitor_store(
+    con: Any,
+    *,
+    process: str | None = None,
+    step: str | None = None,
+    alpha: float = 0.05,
+    beta: float = 0.2,
+    delta: float = 0.1,
+) -> MonitorReport:
+    """Monitor every enforced step of the store (or one process / step).
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+    process, step : str, optional
+    alpha, beta, delta : float
+        The limits the check was certified for and the monitor's level.
+
+    Returns
+    -------
+    MonitorReport
+    """
+    from calibrate.analysis.readiness import replay
+    from calibrate.dataset import process_questions
+
+    frames = _read(con, process, step)
+    out: list[StepMonitor] = []
+    checks, answers, streams = frames
+    for (proc, stp, model), enforced in checks[checks["enforced"]].groupby(
+        ["process", "step", "model"], sort=True, dropna=False, observed=True
+    ):
+        adv = checks[checks["advisory"] & (checks["process"] == proc) & (checks["step"] == stp)]
+        certified = None if adv.empty else adv.sort_values("at")["model"].iloc[-1]
+        ref = adv[adv["model"] == certified]
+        questions = process_questions(con, proc, stp).get((proc, stp))
+        ans_now = answers[answers["check_id"].isin(enforced["check_id"])]
+        ans_ref = answers[answers["check_id"].isin(ref["check_id"])]
+        unsure_now = _unsure(replay, ans_now, enforced, questions)
+        unsure_ref = _unsure(replay, ans_ref, ref, questions)
+        mine = streams[(streams["process"] == proc) & (streams["step"] == stp)
+                       & (streams["model"] == model)]  # fmt: skip
+        out.append(
+            monitor_step(
+                process=proc,
+                step=stp,
+                model=model,
+                enforced=enforced,
+                pass_stream=mine[mine["verdict"] == "pass"],
+                fail_stream=mine[mine["verdict"] == "fail"],
+                reference=ref,
+                certified_model=certified,
+                unsure_now=unsure_now,
+                unsure_ref=unsure_ref,
+                enforced_answers=ans_now,
+                reference_answers=ans_ref,
+                alpha=alpha,
+                beta=beta,
+                delta=delta,
+            )  # fmt: skip
+        )
+    return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
+
+
+def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Sequence | None):
+    """Unsure under today's thresholds per check of ``checks`` (recorded verdicts without them)."""
+    recorded = checks["verdict"].to_numpy(dtype=object) == "unsure"
+    error = checks["verdict"].to_numpy(dtype=object) == "error"
+    if not questions:
+        return recorded | error
+    codes = replay(ans, questions).reindex(checks["check_id"].astype(str)).to_numpy(dtype=float)
+    replayed = codes == RESULT_NAMES.index("unsure")
+    return np.where(np.isnan(codes), recorded, replayed) | error
+
+
+def _read(con: Any, process: str | None, step: str | None):
+    params = [process, process, step, step]
+    scope = "(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)"
+    # A step is enforced from its first pass or unsure verdict recorded with advisory: false
+    # (only an enforced check records those; a blocking fail alone may predate the switch).
+    enforced = f"""
+        WITH since AS (
+            SELECT process, step, min(checked_at) AS since FROM checks c
+            WHERE {scope} AND advisory IS NOT DISTINCT FROM false AND verdict IN ('pass', 'unsure')
+            GROUP BY ALL
+        )
+        SELECT c.*, (c.advisory IS NOT DISTINCT FROM false
+                     AND c.checked_at >= s.since) AS enforced
+        FROM checks c JOIN since s USING (process, step)
+    """  # noqa: S608 - fixed text
+    checks = con.execute(
+        f"""
+        WITH steps AS ({enforced})
+        SELECT c.check_id, c.process, c.step, c.model, c.verdict, c.checked_at AS "at",
+               NOT c.enforced AND coalesce(c.advisory, true) AS advisory,
+               c.enforced,
+               coalesce(e.drawn, false) AS audited,
+               l.decision IN ('approved', 'completed') AS label
+        FROM steps c
+        LEFT JOIN check_labels l USING (check_id)
+        LEFT JOIN audit_eligible e USING (check_id)
+        ORDER BY c.checked_at NULLS LAST, c.check_id
+        """,  # noqa: S608 - fixed text
+        params,
+    ).df()
+    answers = con.execute(
+        f"""
+        WITH steps AS ({enforced})
+        SELECT a.check_id, a.position, a.ask, a.kind, a.p, a.name, a.level, a.confidence
+        FROM answers a JOIN steps c USING (check_id)
+        ORDER BY c.checked_at NULLS LAST, c.check_id, a.position
+        """,  # noqa: S608
+        params,
+    ).df()
+    streams = con.execute(
+        f"""
+        SELECT c.process, c.step, c.model, c.verdict, c.checked_at AS "at", e.draw_id, e.position,
+               e.drawn, e.inclusion_p,
+               CASE WHEN l.decision IS NULL THEN NULL
+                    ELSE l.decision IN ('approved', 'completed') END AS label,
+               l.decided_at
+        FROM audit_eligible e
+        JOIN checks c USING (check_id)
+        LEFT JOIN check_labels l USING (check_id)
+        WHERE {scope}
+        ORDER BY e.draw_id, e.position
+        """,  # noqa: S608
+        params,
+    ).df()
+    checks["advisory"] = checks["advisory"].astype(bool)
+    checks["enforced"] = checks["enforced"].astype(bool)
+    checks["label"] = checks["label"].astype("boolean")
+    streams["label"] = streams["label"].astype(object).where(streams["label"].notna(), None)
+    return checks, answers, streams

@@ -1,0 +1,239 @@
+"""Anytime-valid tests and confidence sequences for a rate, by betting.
+
+The monitor after the switch looks at the audits again and again (every week,
+or whenever someone runs ``calibrate monitor``). A fixed-sample test loses its
+level under repeated looks; these keep it, by Ville's inequality.
+
+**The e-process.** Observations ``z_1, z_2, ...`` are nonnegative, with
+``E[z_t | past] <= m`` under the null ``H0: rate <= m``. The wealth of a
+gambler who bets ``lambda_t`` on "the rate exceeds m",
+
+    K_t = prod_{s <= t} (1 + lambda_s (z_s - m)),   0 <= lambda_s < 1/m predictable,
+
+is a nonnegative supermartingale under H0 (each factor is >= 1 - lambda_s m > 0
+because z_s >= 0, and has conditional mean <= 1). Ville's inequality:
+``P(sup_t K_t >= 1/delta) <= delta``. So an alarm raised the first time K
+reaches ``1/delta`` is false with probability at most ``delta``, however
+often, and whenever, anyone looks. The nonnegativity needs only ``z >= 0``:
+inverse-probability weights, however large, keep every factor positive.
+
+**The bet.** aGRAPA (Waudby-Smith & Ramdas 2023, §B): ``lambda_t =
+(mu_t - m) / (s2_t + (mu_t - m)^2)`` clipped to ``[0, c/m]`` with ``c = 1/2``
+(so no single observation can take more than half the wealth), where
+``mu_t`` and ``s2_t`` are the running mean and variance of the past
+observations, shrunk towards ``m`` by ``n0 = 1/m`` pseudo-observations so the
+first bets are small. Any predictable rule keeps the guarantee; this one only
+decides the power.
+
+**The confidence sequence.** For every ``m`` of a grid, the same bet on
+either side: ``K+_t(m)`` (the rate is above ``m``, ``lambda`` in
+``[0, c/m]``) and ``K-_t(m) = prod (1 - lambda_s (z_s - m))`` (below ``m``,
+``lambda`` in ``[0, c/(b_s - m)]`` where ``b_s`` is the largest value
+``z_s`` can take, known before it is seen). ``m`` is excluded once either
+reaches ``2/delta``; the ``m`` never excluded form a ``1 - delta``
+confidence sequence: it covers the rate at every time at once (Waudby-Smith &
+Ramdas 2023, Thm 3, the hedged capital process). Its lower end above ``m``
+implies the one-sided alarm, not the reverse (the alarm spends all of
+``delta`` on one side).
+
+Every function is vectorised across streams (rows) and time (columns).
+
+References
+----------
+Waudby-Smith, I. and Ramdas, A. (2023). Estimating means of bounded random
+variables by betting. *JRSS B* 86(1), 1–27. arXiv:2010.09686.
+Ville, J. (1939). *Étude critique de la notion de collectif.* Gauthier-Villars.
+Shin, J., Ramdas, A. and Rinaldo, A. (2023). E-detectors: a nonparametric
+framework for sequential change detection. arXiv:2203.03532.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+#: No single bet risks more than this share of the wealth.
+BET_CAP = 0.5
+
+
+def _running(z: np.ndarray, m: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Predictable shrunk mean and variance: index ``t`` uses ``z[..., :t]`` only.
+
+    ``m`` is a number or a column (one null per row of ``z``).
+    """
+    m = np.asarray(m, dtype=float)
+    n0 = np.clip(1.0 / np.maximum(m, 1e-6), 2.0, 1000.0)
+    t = np.arange(z.shape[-1], dtype=float)
+    past = np.cumsum(z, axis=-1) - z
+    mu = (n0 * m + past) / (n0 + t)
+    # Squared deviations from the mean known before each observation, shrunk the same way.
+    dev = np.cumsum((z - mu) ** 2, axis=-1) - (z - mu) ** 2
+    s2 = (n0 * np.maximum(m * (1 - m), 1e-6) + dev) / (n0 + t)
+    return mu, s2
+
+
+def bets(z: np.ndarray, m: float, *, cap: float = BET_CAP) -> np.ndarray:
+    """The aGRAPA bets on "the rate exceeds m", predictable and in ``[0, cap/m]``.
+
+    Parameters
+    ----------
+    z : ndarray, shape (..., T)
+        Nonnegative observations in time order.
+    m : float
+        The null rate, in (0, 1).
+    cap : float, default=0.5
+
+    Returns
+    -------
+    ndarray, shape (..., T)
+    """
+    mu, s2 = _running(np.asarray(z, dtype=float), m)
+    gap = mu - m
+    return np.clip(gap / (s2 + gap**2), 0.0, cap / m)
+
+
+def log_wealth(z: np.ndarray, m: float, *, cap: float = BET_CAP) -> np.ndarray:
+    """``log K_t`` of the e-process against ``rate <= m`` (module docstring).
+
+    Parameters
+    ----------
+    z : ndarray, shape (..., T)
+        Nonnegative observations, ``E[z_t | past] <= m`` under the null.
+    m : float
+    cap : float, default=0.5
+
+    Returns
+    -------
+    ndarray, shape (..., T)
+        The log wealth after each observation.
+
+    Examples
+    --------
+    >>> z = np.r_[np.zeros(30), np.ones(10)]
+    >>> bool(np.exp(log_wealth(z, 0.05)[-1]) > 10)
+    True
+    """
+    z = np.asarray(z, dtype=float)
+    if np.any(z < 0):
+        raise ValueError("z has negative values; the e-process needs z >= 0")
+    lam = bets(z, m, cap=cap)
+    return np.cumsum(np.log1p(lam * (z - m)), axis=-1)
+
+
+def first_crossing(log_k: np.ndarray, delta: float) -> np.ndarray:
+    """Index of the first time ``K >= 1/delta`` per stream, -1 if never."""
+    hit = log_k >= np.log(1.0 / delta)
+    first = np.argmax(hit, axis=-1)
+    return np.where(hit.any(axis=-1), first, -1)
+
+
+#: Grid of rates the confidence sequence is computed on: fine near 0, where rates of interest lie.
+RATE_GRID = np.unique(np.r_[np.geomspace(1e-4, 0.05, 60), np.linspace(0.05, 0.999, 191)])
+
+
+@dataclass(frozen=True)
+class ConfidenceSequence:
+    """A ``1 - delta`` confidence sequence for a rate, at every time of a stream.
+
+    Attributes
+    ----------
+    lower, upper : ndarray, shape (T,)
+        The sequence's ends after each observation (running intersection).
+    delta : float
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    delta: float
+
+
+def confidence_sequence(
+    z: np.ndarray,
+    bound: np.ndarray | float,
+    *,
+    delta: float,
+    grid: np.ndarray = RATE_GRID,
+    cap: float = BET_CAP,
+) -> ConfidenceSequence:
+    """The hedged-capital confidence sequence of one stream (module docstring).
+
+    Parameters
+    ----------
+    z : ndarray, shape (T,)
+        Nonnegative observations whose conditional mean is the rate.
+    bound : ndarray of shape (T,) or float
+        The largest value each ``z_t`` can take (``1/pi_t`` for an audit at
+        inclusion probability ``pi_t``), known before ``z_t`` is seen.
+    delta : float
+        The sequence misses the rate at some time with probability at most
+        ``delta``.
+    grid : ndarray
+        Candidate rates in (0, 1).
+    cap : float, default=0.5
+
+    Returns
+    -------
+    ConfidenceSequence
+        Before any observation, and wherever no grid rate survives on a side,
+        the ends are 0 and 1.
+    """
+    z = np.asarray(z, dtype=float)
+    n = z.size
+    b = np.broadcast_to(np.asarray(bound, dtype=float), (n,))
+    level = np.log(2.0 / delta)
+    # For each grid rate, the first time it is excluded from above or below (n = never).
+    drop_low = np.full(grid.size, n)  # excluded as too low (the rate is above it)
+    drop_high = np.full(grid.size, n)
+    # Grid rates in chunks (rows) against the whole stream (columns), a few million cells each.
+    rows = max(1, int(4e6 // max(n, 1)))
+    for start in range(0, grid.size if n else 0, rows):
+        m = grid[start : start + rows, None]
+        mu, s2 = _running(np.broadcast_to(z, (m.shape[0], n)), m)
+        gap = mu - m
+        up = np.clip(gap / (s2 + gap**2), 0.0, cap / m)
+        down = np.clip(-gap / (s2 + gap**2), 0.0, cap / np.maximum(b - m, 1e-12))
+        down = np.where(b > m, down, 0.0)
+        hi = np.cumsum(np.log1p(up * (z - m)), axis=1) >= level
+        lo = np.cumsum(np.log1p(-down * (z - m)), axis=1) >= level
+        drop_low[start : start + rows] = np.where(hi.any(axis=1), np.argmax(hi, axis=1), n)
+        drop_high[start : start + rows] = np.where(lo.any(axis=1), np.argmax(lo, axis=1), n)
+    t = np.arange(n)
+    # At time t a rate is excluded from below if it dropped at or before t. The excluded-low set
+    # is an interval [0, lower) for a sensible stream; take the largest excluded rate below
+    # every kept one, conservatively: lower = min over kept rates.
+    kept = (drop_low[None, :] > t[:, None]) & (drop_high[None, :] > t[:, None])
+    any_kept = kept.any(axis=1)
+    lower = np.where(any_kept, np.where(kept, grid[None, :], np.inf).min(axis=1), 0.0)
+    upper = np.where(any_kept, np.where(kept, grid[None, :], -np.inf).max(axis=1), 1.0)
+    # The grid's neighbours bound the true ends: widen to the next grid point outwards.
+    lo_idx = np.searchsorted(grid, lower) - 1
+    hi_idx = np.searchsorted(grid, upper, side="right")
+    lower = np.where(any_kept & (lo_idx >= 0), grid[np.clip(lo_idx, 0, grid.size - 1)], 0.0)
+    upper = np.where(any_kept & (hi_idx < grid.size), grid[np.clip(hi_idx, 0, grid.size - 1)], 1.0)
+    return ConfidenceSequence(lower=lower, upper=upper, delta=delta)
+
+
+def naive_binomial_alarms(
+    bad: np.ndarray, audited: np.ndarray, m: float, *, delta: float
+) -> np.ndarray:
+    """Whether a fixed-sample exact binomial test, repeated at each look, ever alarms.
+
+    The test the report used before: at each look, alarm when
+    ``P(Binomial(n, m) >= k) <= delta`` for the ``k`` bad of ``n`` audited so
+    far. Its level holds for one look only.
+
+    Parameters
+    ----------
+    bad, audited : ndarray, shape (streams, looks)
+        Cumulative counts at each look.
+    m : float
+    delta : float
+
+    Returns
+    -------
+    ndarray of bool, shape (streams,)
+    """
+    p = stats.binom.sf(np.asarray(bad) - 1, np.asarray(audited), m)
+    return ((p <= delta) & (np.asarray(audited) > 0)).any(axis=-1)

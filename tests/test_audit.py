@@ -1,0 +1,190 @@
+"""Audit draws: reproducible, stored, never offering a check twice; honest labels after the switch."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from calibrate import audit
+from calibrate.cli import app
+from calibrate.dataset import Filters, left_out_count, submissions
+from calibrate.errors import UsageError
+from calibrate.ingest import ingest
+from calibrate.simulate import simulate
+from calibrate.simulate_enforced import review_audit
+from calibrate.store import SCHEMA_VERSION, connect, schema_version
+
+runner = CliRunner()
+STEP = {"process": "invoice-matching", "step": "match_invoice"}
+
+
+@pytest.fixture(scope="module")
+def enforced_export(tmp_path_factory):
+    out = tmp_path_factory.mktemp("enforced") / "exp"
+    simulate(out, runs=1500, seed=11, enforce_weeks=6)
+    return out
+
+
+@pytest.fixture()
+def store(tmp_path, enforced_export):
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [enforced_export])
+    yield con
+    con.close()
+
+
+def test_draw_is_reproducible_by_seed(tmp_path, enforced_export):
+    drawn = []
+    for name in ("a", "b"):
+        con = connect(tmp_path / f"{name}.duckdb")
+        ingest(con, [enforced_export])
+        result = audit.draw(con, **STEP, rate=0.3, seed=7, by_band=True)
+        audit.write_csv(result, tmp_path / f"{name}.csv")
+        drawn.append(con.execute("SELECT * EXCLUDE (drawn_at) FROM audit_draws").fetchall())
+        con.close()
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+    assert drawn[0] == drawn[1]
+    con = connect(tmp_path / "c.duckdb")
+    ingest(con, [enforced_export])
+    other = audit.draw(con, **STEP, rate=0.3, seed=8, by_band=True)
+    assert set(other.drawn["check_id"]) != set(
+        pd.read_csv(tmp_path / "a.csv")["run"]
+    )  # another seed, another sample
+
+
+def test_a_draw_never_offers_a_check_twice(store):
+    first = audit.draw(store, **STEP, rate=0.5, seed=1)
+    second = audit.draw(store, **STEP, rate=1.0, seed=2, verdicts=("pass", "fail"))
+    assert first.n_eligible > 100 and first.n_drawn > 30
+    assert not set(first.drawn["check_id"]) & set(second.drawn["check_id"])
+    # The second draw saw only what the first did not consider: the fails.
+    assert set(second.drawn["verdict"]) == {"fail"}
+    rows = store.execute("SELECT count(*), count(DISTINCT check_id) FROM audit_eligible").fetchone()
+    assert rows[0] == rows[1] == first.n_eligible + second.n_eligible
+    assert audit.draw(store, **STEP, rate=1.0, seed=3).n_eligible == 0
+    stored = audit.draws(store)
+    assert stored["seed"].tolist() == [1, 2, 3]
+    assert stored["n_drawn"].tolist()[:2] == [first.n_drawn, second.n_drawn]
+
+
+def test_only_enforced_checks_are_eligible(store):
+    result = audit.draw(store, **STEP, rate=1.0, seed=1, verdicts=("pass", "fail"))
+    advisory = store.execute(
+        "SELECT count(*) FROM checks WHERE check_id IN (SELECT check_id FROM audit_eligible)"
+        " AND advisory"
+    ).fetchone()[0]
+    assert advisory == 0 and result.n_eligible > 0
+
+
+def test_by_band_probabilities_and_expected_size(store):
+    result = audit.draw(store, **STEP, rate=0.2, seed=4, by_band=True)
+    elig = store.execute("SELECT band, inclusion_p FROM audit_eligible").df()
+    means = elig.groupby("band")["inclusion_p"].mean()
+    assert means["near"] == pytest.approx(2 * means["middle"])
+    assert means["far"] == pytest.approx(means["middle"] / 2)
+    assert elig["inclusion_p"].sum() == pytest.approx(0.2 * result.n_eligible)
+
+
+def test_bad_arguments():
+    con = connect(":memory:")
+    with pytest.raises(UsageError, match="one of"):
+        audit.draw(con, **STEP)
+    with pytest.raises(UsageError, match="rate"):
+        audit.draw(con, **STEP, rate=1.5)
+    with pytest.raises(UsageError, match="verdicts"):
+        audit.draw(con, **STEP, rate=0.5, verdicts=("unsure",))
+
+
+def test_decisions_on_drawn_checks_are_audits_and_nothing_else(store, tmp_path, enforced_export):
+    result = audit.draw(store, **STEP, rate=0.4, seed=5)
+    path = tmp_path / "audit.csv"
+    audit.write_csv(result, path)
+    filled = tmp_path / "filled.csv"
+    review_audit(path, enforced_export / ".truth", filled)
+    # A reviewer's note claiming "audit" on an escalation changes nothing: the store decides.
+    with open(filled, "a", encoding="utf-8", newline="") as fh:
+        esc = store.execute(
+            "SELECT run_id, attempt FROM checks WHERE NOT advisory AND verdict = 'pass'"
+            " AND check_id NOT IN (SELECT check_id FROM audit_eligible WHERE drawn) LIMIT 1"
+        ).fetchone()
+        row = [esc[0], *STEP.values(), esc[1], "rejected", "x", "", "audit"]
+        csv.writer(fh).writerow(row + [""] * len(audit.CONTEXT_COLUMNS))
+    report = ingest(store, [filled])
+    assert sum(f.quarantined for f in report.files) == 0
+    subs = submissions(store, Filters(process="invoice-matching", escalations=True))
+    audited = subs[subs["audited"]]
+    assert set(audited["check_id"]) == set(result.drawn["check_id"])
+    assert audited["label"].notna().all()
+    assert (audited["inclusion_p"] == 0.4).all()
+    undrawn = subs[(subs["run_id"] == esc[0]) & (subs["attempt"] == esc[1])]
+    assert len(undrawn) == 1 and undrawn["left_out"].all() and not undrawn["audited"].any()
+
+
+def test_escalations_after_the_switch_are_left_out_of_certification(store, tmp_path):
+    # Escalated (unsure) checks of the enforced weeks were decided by a person.
+    esc = store.execute(
+        "SELECT count(*) FROM labeled WHERE advisory = false AND verdict = 'unsure' AND label IS NOT NULL"
+    ).fetchone()[0]
+    assert esc > 5
+    labeled = submissions(store, Filters(process="invoice-matching"), labeled_only=True)
+    assert (labeled["advisory"] | labeled["audited"]).all()
+    assert left_out_count(store, Filters(process="invoice-matching")) == esc
+    everything = submissions(
+        store, Filters(process="invoice-matching", escalations=True), labeled_only=True
+    )
+    assert len(everything) == len(labeled) + esc
+
+
+def test_agreement_leaves_escalations_out_and_counts_them(tmp_path, enforced_export):
+    db = str(tmp_path / "a.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    base = ["agreement", "--db", db, "--process", "invoice-matching", "--format", "json"]
+    honest = runner.invoke(app, base)
+    assert honest.exit_code == 0, honest.output
+    con = connect(db, read_only=True)
+    advisory = con.execute(
+        "SELECT count(*) FROM labeled WHERE process = 'invoice-matching' AND advisory AND label IS NOT NULL"
+    ).fetchone()[0]
+    con.close()
+    text = json.dumps(json.loads(honest.stdout))
+    assert f'"n": {advisory}' in text
+    assert "escalations after the switch" in honest.stderr
+
+
+def test_old_store_migrates(tmp_path, sample_dir):
+    path = tmp_path / "old.duckdb"
+    con = connect(path)
+    ingest(con, [sample_dir / "limits.json"])
+    con.execute("DROP TABLE audit_eligible")
+    con.execute("DROP TABLE audit_draws")
+    con.execute("DROP SEQUENCE draw_id_seq")
+    con.execute("DROP VIEW labeled_answers")
+    con.execute("DROP VIEW labeled")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+    con = connect(path)
+    assert schema_version(con) == SCHEMA_VERSION == 2
+    assert con.execute("SELECT count(*) FROM audit_draws").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM labeled WHERE audited").fetchone()[0] == 0
+    con.close()
+
+
+def test_cli_audit_draw_writes_a_decision_table(tmp_path, enforced_export):
+    db = str(tmp_path / "c.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    out = tmp_path / "draw.csv"
+    args = ["audit", "draw", "--db", db, "--process", "invoice-matching", "--step",
+            "match_invoice", "--per-week", "10", "--seed", "3", "--out", str(out)]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.stdout)
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(frame.columns[:8]) == list(audit.DECISION_COLUMNS)
+    assert len(frame) == info["n_drawn"] and (frame["decision"] == "").all()
+    # About ten a week over the six enforced weeks.
+    assert 30 <= info["n_drawn"] <= 95
+    assert runner.invoke(app, [*args[:-2], "--rate", "0.5", "--out", str(out)]).exit_code == 2

@@ -1,0 +1,72 @@
+"""The loop after the switch, end to end through the CLI: simulate with enforcement (and a shift),
+ingest, audit draw, the simulated reviewer's decisions, ingest again, monitor."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from calibrate.cli import app
+
+runner = CliRunner()
+
+
+def loop(tmp_path, *shift: str) -> dict:
+    out, db = tmp_path / "exp", str(tmp_path / "c.duckdb")
+    sim = ["simulate", "--runs", "3000", "--seed", "1", "--enforce-weeks", "12", "--out", str(out)]
+    assert runner.invoke(app, [*sim, *shift]).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    audit_csv = tmp_path / "audit.csv"
+    draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", "invoice-matching",
+                               "--step", "match_invoice", "--rate", "0.5", "--seed", "3",
+                               "--out", str(audit_csv)])  # fmt: skip
+    assert draw.exit_code == 0, draw.output
+    review = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(audit_csv)])
+    assert review.exit_code == 0, review.output
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    result = runner.invoke(app, ["monitor", "--db", db, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    table = runner.invoke(app, ["monitor", "--db", db])
+    assert table.exit_code == 0, table.output
+    info = json.loads(result.stdout)
+    info["table"] = table.stdout
+    info["truth"] = json.loads((out / ".truth" / "enforcement.json").read_text())
+    return info
+
+
+def step_of(info: dict) -> dict:
+    (step,) = [s for s in info["steps"] if s["process"] == "invoice-matching"]
+    return step
+
+
+def test_alarm_after_a_shift(tmp_path):
+    info = loop(tmp_path, "--shift-week", "4", "--shift", "0.8")
+    step = step_of(info)
+    assert step["status"] == "alarm"
+    fp = step["false_pass"]
+    assert fp["e_value"] >= 1 / info["delta"] and fp["alarm_at"] is not None
+    assert fp["alarm_at"] > info["truth"]["shift_at"]
+    assert fp["lower"] > 0 and fp["upper"] > info["alpha"]
+    assert "advisory: true" in step["action"]
+    assert "ALARM" in info["table"] and "advisory: true" in info["table"]
+    assert set(info) >= {"alpha", "beta", "delta", "steps"}
+    assert set(fp) >= {"audited", "bad", "rate", "lower", "upper", "e_value", "alarm_at"}
+    assert step["escalations"]["n"] > 0
+
+
+def test_ok_without_a_shift(tmp_path):
+    info = loop(tmp_path)
+    step = step_of(info)
+    assert step["status"] in ("ok", "warning"), step
+    assert step["false_pass"]["alarm_at"] is None
+    assert step["false_pass"]["audited"] > 300
+    # The sample's other steps record only blocking fails with advisory: false: not enforced.
+    assert [s["process"] for s in info["steps"]] == ["invoice-matching"]
+
+
+@pytest.mark.parametrize("fmt", ["yaml"])
+def test_bad_format(tmp_path, fmt):
+    result = runner.invoke(app, ["monitor", "--db", str(tmp_path / "x.duckdb"), "--format", fmt])
+    assert result.exit_code == 2

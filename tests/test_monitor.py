@@ -1,0 +1,187 @@
+"""The monitor's statistics, checked by simulation (vectorised across streams).
+
+* False alarms: over stable enforced streams of 26 weeks, the monitor run after every week's
+  audits alarms on at most delta of them (plus Monte-Carlo slack), at the worst null
+  (false-pass rate exactly alpha) and with stratified weights; a naive fixed-sample binomial
+  test repeated every week does not keep delta.
+* Detection: a doubling of the false-pass rate is caught within the planned weeks with at least
+  the planned probability.
+* The weighted (Horvitz-Thompson) estimate is unbiased under a stratified draw.
+* The confidence sequence covers the rate at every time with probability at least 1 - delta.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from calibrate.analysis.audit import detection_probability, plan_audit
+from calibrate.analysis.monitor import rate_monitor, share_warning
+from calibrate.analysis.sequential import (
+    confidence_sequence,
+    first_crossing,
+    log_wealth,
+    naive_binomial_alarms,
+)
+
+ALPHA, DELTA = 0.05, 0.1
+WEEKS, PER_WEEK, RATE = 26, 60, 0.3
+STREAMS = 1000
+
+
+def upper_95(k: int, n: int) -> float:
+    """Exact one-sided 95% upper bound on a Monte-Carlo share."""
+    return float(stats.beta.ppf(0.95, k + 1, n - k)) if k < n else 1.0
+
+
+def lower_95(k: int, n: int) -> float:
+    return float(stats.beta.ppf(0.05, k, n - k + 1)) if k > 0 else 0.0
+
+
+def stratified_streams(rng, true_rates, *, streams=STREAMS, weeks=WEEKS, per_week=PER_WEEK):
+    """Passes in three bands with different error rates; by-band Poisson audits at RATE overall.
+
+    Returns z (streams x passes), the band's inclusion probability per pass, the error flags,
+    the audit flags, and the index of the last pass of each week.
+    """
+    n = weeks * per_week
+    band = rng.integers(0, 3, size=(streams, n))  # near, middle, far: a third each
+    pi_of = np.array([2.0, 1.0, 0.5]) * RATE / (3.5 / 3)
+    pi = pi_of[band]
+    bad = rng.random((streams, n)) < np.asarray(true_rates)[band]
+    drawn = rng.random((streams, n)) < pi
+    z = np.where(drawn & bad, 1.0 / pi, 0.0)
+    weekly = np.arange(1, weeks + 1) * per_week - 1
+    return z, pi, bad, drawn, weekly
+
+
+def test_false_alarms_stay_below_delta_under_weekly_looks():
+    rng = np.random.default_rng(15)
+    # The worst null: the overall false-pass rate is exactly alpha, concentrated near the threshold.
+    rates = np.array([0.09, 0.04, 0.02])
+    assert rates.mean() == pytest.approx(ALPHA)
+    z, pi, bad, drawn, weekly = stratified_streams(rng, rates)
+    log_k = log_wealth(z, ALPHA)
+    # monitor after every week's audits: an alarm at any look is the e-value at or above 1/delta
+    # at some time up to that look (the path is append-only; earlier looks see a prefix).
+    ever = np.maximum.accumulate(log_k, axis=1)[:, weekly] >= np.log(1 / DELTA)
+    alarmed = int(ever[:, -1].sum())
+    assert (ever[:, -1] == (first_crossing(log_k, DELTA) >= 0)).all()
+    assert alarmed / STREAMS <= DELTA
+    assert upper_95(alarmed, STREAMS) <= DELTA + 0.02
+    # The naive audit of the report before: one exact binomial test at level delta, repeated
+    # every week on the audits so far (unweighted). It exceeds delta under repeated looks.
+    k = np.cumsum(drawn & bad, axis=1)[:, weekly]
+    n = np.cumsum(drawn, axis=1)[:, weekly]
+    uniform = rng.random((STREAMS, WEEKS * PER_WEEK)) < RATE
+    ub = rng.random((STREAMS, WEEKS * PER_WEEK)) < ALPHA
+    naive = naive_binomial_alarms(
+        np.cumsum(uniform & ub, axis=1)[:, weekly], np.cumsum(uniform, axis=1)[:, weekly],
+        ALPHA, delta=DELTA,
+    )  # fmt: skip
+    assert lower_95(int(naive.sum()), STREAMS) > DELTA
+    assert k.shape == n.shape
+
+
+def test_false_alarms_below_delta_when_the_rate_is_below_alpha():
+    rng = np.random.default_rng(16)
+    z, *_ = stratified_streams(rng, np.array([0.05, 0.02, 0.01]))
+    alarmed = int((first_crossing(log_wealth(z, ALPHA), DELTA) >= 0).sum())
+    assert upper_95(alarmed, STREAMS) <= DELTA
+
+
+def test_a_doubling_is_caught_within_the_planned_weeks():
+    plan = plan_audit(passes_per_week=PER_WEEK * 4, alpha=ALPHA, delta=DELTA, weeks=8)
+    assert plan.rate is not None and plan.pays and plan.achieved >= plan.power
+    # Fresh streams (another seed than the plan's), uniform audits at the planned rate.
+    p = detection_probability(
+        plan.rate, passes_per_week=PER_WEEK * 4, weeks=8, alpha=ALPHA, delta=DELTA,
+        true_rate=2 * ALPHA, streams=600, seed=99,
+    )[0]  # fmt: skip
+    caught = round(p * 600)
+    # At least the planned probability, up to Monte-Carlo error at the planned rate.
+    assert upper_95(caught, 600) >= plan.power
+    assert p >= plan.power - 0.05
+
+
+def test_low_volume_says_the_audit_does_not_pay():
+    plan = plan_audit(passes_per_week=5, alpha=ALPHA, delta=DELTA, weeks=4)
+    assert not plan.pays
+    assert "pre-screening" in plan.text()
+
+
+def test_weighted_estimate_is_unbiased_under_a_stratified_draw():
+    rng = np.random.default_rng(17)
+    rates = np.array([0.2, 0.05, 0.01])
+    z, pi, bad, drawn, _ = stratified_streams(rng, rates, weeks=4)
+    truth = bad.mean(axis=1)  # each stream's own false-pass rate among its passes
+    ht = z.mean(axis=1)
+    diff = ht - truth
+    se = diff.std(ddof=1) / np.sqrt(len(diff))
+    assert abs(diff.mean()) < 3 * se
+    # The unweighted share of audited passes is biased: the near band is over-sampled.
+    naive = (drawn & bad).sum(axis=1) / drawn.sum(axis=1)
+    assert naive.mean() - truth.mean() > 10 * se
+
+
+def test_confidence_sequence_covers_at_every_time():
+    rng = np.random.default_rng(18)
+    true = 0.08
+    misses = 0
+    streams = 200
+    for _ in range(streams):
+        drawn = rng.random(600) < 0.4
+        z = np.where(drawn & (rng.random(600) < true), 1 / 0.4, 0.0)
+        cs = confidence_sequence(z, np.where(drawn, 1 / 0.4, 0.0), delta=DELTA)
+        misses += bool(((cs.lower > true) | (cs.upper < true)).any())
+    assert upper_95(misses, streams) <= DELTA + 0.05
+    assert cs.lower[-1] < true < cs.upper[-1] or misses
+
+
+def test_nonnegative_with_large_weights():
+    z = np.r_[np.zeros(50), 1e6, np.zeros(50)]
+    log_k = log_wealth(z, ALPHA)
+    assert np.isfinite(log_k).all()
+    with pytest.raises(ValueError, match="negative"):
+        log_wealth(np.array([-1.0]), ALPHA)
+
+
+def stream_frame(drawn, bad, pi, decided=True):
+    n = len(drawn)
+    at = pd.date_range("2026-11-01", periods=n, freq="h", tz="UTC")
+    label = np.where(drawn, ~bad, None).astype(object)
+    if not decided:
+        label[np.flatnonzero(drawn)[len(np.flatnonzero(drawn)) // 2]] = None
+    return pd.DataFrame(
+        {"drawn": drawn, "inclusion_p": pi, "label": label, "at": at,
+         "decided_at": at + pd.Timedelta(days=1)}
+    )  # fmt: skip
+
+
+def test_rate_monitor_alarms_and_stops_at_a_pending_review():
+    rng = np.random.default_rng(19)
+    drawn = rng.random(800) < 0.5
+    bad = rng.random(800) < 0.2
+    s = stream_frame(drawn, bad, np.full(800, 0.5))
+    m = rate_monitor(s, limit=ALPHA, delta=DELTA, error_label=False)
+    assert m.alarm and m.e_value >= 1 / DELTA
+    assert m.audited == drawn.sum() and m.bad == (drawn & bad).sum()
+    assert m.rate == pytest.approx((drawn & bad).sum() / drawn.sum())
+    assert m.lower < m.rate < m.upper
+    # The alarm time is a decision time of an audited bad pass.
+    assert m.alarm_at in set(s.loc[drawn & bad, "decided_at"])
+    half = rate_monitor(stream_frame(drawn, bad, np.full(800, 0.5), decided=False),
+                        limit=ALPHA, delta=DELTA, error_label=False)  # fmt: skip
+    assert half.pending == 1 and half.audited < m.audited
+
+
+def test_share_warning_is_label_free_and_valid():
+    rng = np.random.default_rng(20)
+    ref = rng.random(3000) < 0.2
+    same = [share_warning(rng.random(800) < 0.2, int(ref.sum()), 3000, delta=DELTA)[0]
+            for _ in range(100)]  # fmt: skip
+    assert sum(same) <= 10
+    moved = share_warning(rng.random(800) < 0.35, int(ref.sum()), 3000, delta=DELTA)
+    assert moved[0]
