@@ -18,8 +18,9 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     dict
         ``runs``, ``checks``, ``answers``, ``decisions``, ``labeled_checks``,
         ``unlabeled_checks``, ``conflicts``, ``quarantined``, ``files``,
-        ``processes`` (a list of ``{process, step, model, checks, labeled,
-        first_at, last_at}``), ``flags`` and ``schema_version``.
+        ``withdrawn`` (``{checks, decisions, runs}`` that newer versions of
+        files withdrew), ``processes`` (a list of ``{process, step, model,
+        checks, labeled, first_at, last_at}``), ``flags`` and ``schema_version``.
     """
 
     def one(sql: str) -> int:
@@ -34,6 +35,7 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     ).fetchall()
     labeled = sum(int(row[4]) for row in processes)
     flags = flag_counts(con)
+    withdrawn = dict(con.execute("SELECT kind, count(*) FROM withdrawn GROUP BY kind").fetchall())
     return {
         "runs": one("SELECT count(*) FROM runs"),
         "checks": one("SELECT count(*) FROM checks"),
@@ -44,6 +46,7 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "conflicts": flags["conflicting_decisions"],  # the same count
         "quarantined": one("SELECT count(*) FROM quarantine"),
         "files": one("SELECT count(*) FROM files"),
+        "withdrawn": {f"{kind}s": int(withdrawn.get(kind, 0)) for kind in WITHDRAWN_KINDS},
         "processes": [
             {
                 "process": p,
@@ -59,6 +62,25 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "flags": flags,
         "schema_version": schema_version(con),
     }
+
+
+#: What a newer version of a file can withdraw, in the order ``status`` lists it.
+WITHDRAWN_KINDS = ("check", "decision", "run")
+
+
+def withdrawn_rows(con: duckdb.DuckDBPyConnection, limit: int = 50) -> list[dict[str, Any]]:
+    """What newer versions of files withdrew, latest first: the row, its file and why.
+
+    Each is ``{path, kind, run_id, step, attempt, what, reason, withdrawn_at}``;
+    ``what`` is the check's verdict, the decision, or the run's process.
+    """
+    rows = con.execute(
+        """SELECT path, kind, run_id, step, attempt, what, reason, withdrawn_at FROM withdrawn
+           ORDER BY file_id DESC, run_id, step, attempt, kind LIMIT ?""",
+        [limit],
+    ).fetchall()
+    keys = ("path", "kind", "run_id", "step", "attempt", "what", "reason", "withdrawn_at")
+    return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
 def quarantine_rows(con: duckdb.DuckDBPyConnection, limit: int = 50) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ import duckdb
 
 from calibrate.errors import StoreBusyError, StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_DB = "calibrate.duckdb"
 ENV_VAR = "CALIBRATE_DB"
 #: How long :func:`connect` waits for another process to release the store.
@@ -151,9 +151,9 @@ def _prepare(con: duckdb.DuckDBPyConnection, *, read_only: bool, target: str) ->
 
 
 def _migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:
-    # Each step moves the schema one version forward inside one transaction. Version 2 only
-    # added tables, and schema.sql creates only what is missing, so it is its own migration.
-    migrations: dict[int, str] = {1: _sql("schema.sql")}
+    # Each step moves the schema one version forward inside one transaction. Versions 2 and 3
+    # only added tables, and schema.sql creates only what is missing, so it is their migration.
+    migrations: dict[int, str] = {1: _sql("schema.sql"), 2: _sql("schema.sql")}
     while version < SCHEMA_VERSION:
         step = migrations.get(version)
         if step is None:

@@ -28,24 +28,38 @@ TABLES = {
     "decisions": "*",
     "quarantine": "*",
     "files": "* EXCLUDE (ingested_at)",
+    "holds": "*",
+    "withdrawn": "* EXCLUDE (withdrawn_at)",
 }
 
 
-def _load(tmp_path: Path, paths: list[Path], *, fast: bool, monkeypatch) -> tuple[Path, dict]:
+def _load(
+    tmp_path: Path, paths: list[Path], *, fast: bool, monkeypatch, versions=(None,)
+) -> tuple[Path, list[dict]]:
     monkeypatch.setattr(ing, "TYPED_LANE_ENABLED", fast)
     monkeypatch.setattr(ing, "TYPED_LANE_MIN_BYTES", 0)
     db = tmp_path / ("fast.duckdb" if fast else "slow.duckdb")
     con = connect(db)
+    reports = []
     try:
-        report = ing.ingest(con, paths)
+        for write in versions:  # each writes the next version of the files, then they are ingested
+            if write is not None:
+                write()
+            reports.append(ing.ingest(con, paths).to_dict())
     finally:
         con.close()
-    return db, report.to_dict()
+    return db, reports
 
 
-def _differences(tmp_path: Path, paths: list[Path], monkeypatch) -> dict[str, tuple[int, int, int]]:
-    fast_db, fast_report = _load(tmp_path, paths, fast=True, monkeypatch=monkeypatch)
-    slow_db, slow_report = _load(tmp_path, paths, fast=False, monkeypatch=monkeypatch)
+def _differences(
+    tmp_path: Path, paths: list[Path], monkeypatch, versions=(None,)
+) -> dict[str, tuple[int, int, int]]:
+    fast_db, fast_report = _load(
+        tmp_path, paths, fast=True, monkeypatch=monkeypatch, versions=versions
+    )
+    slow_db, slow_report = _load(
+        tmp_path, paths, fast=False, monkeypatch=monkeypatch, versions=versions
+    )
     assert fast_report == slow_report
     con = duckdb.connect()
     con.execute(f"ATTACH '{fast_db}' AS f (READ_ONLY)")
@@ -270,7 +284,7 @@ def test_a_line_longer_than_max_line_bytes_keeps_the_file_off_the_typed_lane(tmp
     monkeypatch.setattr(ing, "TYPED_LANE_MIN_BYTES", 0)
     con = connect(tmp_path / "s.duckdb")
     report = ing.ingest(con, [path], max_line_bytes=limit)
-    assert report.totals == {"read": 2, "loaded": 1, "new": 0, "quarantined": 1}
+    assert report.totals == {"read": 2, "loaded": 1, "new": 0, "quarantined": 1, "withdrawn": 0}
     reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
     assert "longer than --max-line-bytes" in reason
 
@@ -308,3 +322,40 @@ def test_a_grown_file_adds_the_same_rows_both_ways(tmp_path, monkeypatch):
     first, second, rows = stores[True]
     assert first["read"] == 300 and second["read"] == 450 and rows["runs"] == 450
     assert 0 < second["new"] <= 150
+
+
+def test_newer_versions_of_files_replace_the_same_rows_both_ways(tmp_path, monkeypatch):
+    """Versions that drop, change, add and restore records withdraw the same rows both ways."""
+    path, _ = _mixed_file(tmp_path)
+    first = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    docs = [json.loads(line) for line in first[:200]]
+    for doc in docs[::5]:  # changed answers, notes and decisions: the same keys, other content
+        questions = _checked_step(doc)["check"].get("questions")
+        if isinstance(questions, list) and questions and isinstance(questions[0], dict):
+            questions[0]["answer"] = 0.5
+        approve = _approve_step(doc)
+        if approve is not None:
+            approve["note"] = "changed"
+            approve["decision"] = (
+                "rejected" if approve.get("decision") == "approved" else "approved"
+            )
+    second = [json.dumps(doc) + "\n" for doc in docs[::2]] + first[300:]  # some records dropped
+    table = tmp_path / "decisions.csv"
+    rows = (SAMPLE / "decisions.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+
+    def version(runs: list[str], decisions: list[str]):
+        def write() -> None:
+            path.write_text("".join(runs), encoding="utf-8")
+            table.write_text("".join(decisions), encoding="utf-8")
+
+        return write
+
+    flipped = [r.replace(",approved,", ",rejected,") for r in rows[:60]]
+    versions = [
+        version(first, rows[:80]),
+        version(second, [rows[0], *flipped[1:], *rows[100:120]]),
+        version(first, rows[:80]),  # back to the first content
+    ]
+    diff = _differences(tmp_path, [path, table], monkeypatch, versions=versions)
+    _assert_same(diff)
+    assert diff["withdrawn"][0] > 100 and diff["holds"][0] == 0

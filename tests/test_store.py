@@ -41,3 +41,20 @@ def test_read_only_missing_store(tmp_path):
 def test_env_var_sets_default(monkeypatch, tmp_path):
     monkeypatch.setenv("CALIBRATE_DB", str(tmp_path / "env.duckdb"))
     assert default_path() == tmp_path / "env.duckdb"
+
+
+def test_a_version_2_store_is_migrated_when_opened_for_writing(tmp_path):
+    """A store written before the holds and withdrawn tables: read-only says how, writing migrates."""
+    path = tmp_path / "old.duckdb"
+    connect(path).close()
+    raw = duckdb.connect(str(path))
+    raw.execute("DROP TABLE holds; DROP TABLE withdrawn")
+    raw.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    raw.close()
+    with pytest.raises(StoreError, match="open it once for writing"):
+        connect(path, read_only=True)
+    con = connect(path)
+    assert schema_version(con) == SCHEMA_VERSION == 3
+    assert con.execute("SELECT count(*) FROM withdrawn").fetchone()[0] == 0
+    con.close()
+    connect(path, read_only=True).close()

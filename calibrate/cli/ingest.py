@@ -17,6 +17,11 @@ from calibrate.store import DEFAULT_WAIT_SECONDS, connect
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
 
+def _counts(read: int, loaded: int, new: int, quarantined: int, withdrawn: int) -> str:
+    text = f"read {read}, loaded {loaded} ({new} new), quarantined {quarantined}"
+    return text + (f", withdrawn {withdrawn}" if withdrawn else "")
+
+
 @app.command("ingest")
 @handle_errors
 def ingest_command(
@@ -78,13 +83,18 @@ def ingest_command(
                 continue
             label = "unchanged" if f.status == "unchanged" else f.kind
             typer.echo(
-                f"{label:<10} {name}: read {f.read}, loaded {f.loaded} ({f.new} new), quarantined {f.quarantined}"
+                f"{label:<10} {name}: {_counts(f.read, f.loaded, f.new, f.quarantined, f.withdrawn)}"
             )
         t = report.totals
         typer.echo(
-            f"total: read {t['read']}, loaded {t['loaded']} ({t['new']} new), quarantined {t['quarantined']}"
+            f"total: {_counts(t['read'], t['loaded'], t['new'], t['quarantined'], t['withdrawn'])}"
         )
         if t["quarantined"]:
             err.print("see `calibrate status --quarantine` for the reasons", markup=False)
+        if t["withdrawn"]:
+            err.print(
+                "newer versions of files withdrew what they no longer hold: see `calibrate status --withdrawn`",
+                markup=False,
+            )
     if strict and report.totals["quarantined"]:
         raise typer.Exit(1)

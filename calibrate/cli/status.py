@@ -26,8 +26,15 @@ def status_command(
     quarantine: Annotated[
         bool, typer.Option("--quarantine", help="List quarantined records and their reasons.")
     ] = False,
+    withdrawn: Annotated[
+        bool,
+        typer.Option(
+            "--withdrawn", help="List the checks and decisions newer versions of files withdrew."
+        ),
+    ] = False,
     limit: Annotated[
-        int, typer.Option("--limit", min=1, help="How many quarantined records to list.")
+        int,
+        typer.Option("--limit", min=1, help="How many quarantined or withdrawn records to list."),
     ] = 50,
 ) -> None:
     """Counts of runs, checks, answers and decisions, labeled and not, per process, step and model."""
@@ -37,11 +44,14 @@ def status_command(
     try:
         info = store_status.store_status(con)
         rows = store_status.quarantine_rows(con, limit) if quarantine else []
+        gone = store_status.withdrawn_rows(con, limit) if withdrawn else []
     finally:
         con.close()
     if fmt == "json":
         if quarantine:
             info["quarantine"] = rows
+        if withdrawn:
+            info["withdrawn_rows"] = gone
         echo_json(info)
         return
     typer.echo(
@@ -52,6 +62,9 @@ def status_command(
         f"conflicts {info['conflicts']} · quarantined {info['quarantined']} · files {info['files']} · "
         f"schema v{info['schema_version']}"
     )
+    counts = [_plural(n, kind[:-1]) for kind, n in info["withdrawn"].items() if n]
+    if counts:
+        typer.echo(f"withdrawn by newer versions of files: {', '.join(counts)}")
     typer.echo("")
     typer.echo(f"{'process / step':<38} {'model':<22} {'checks':>7} {'labeled':>8}")
     for p in info["processes"]:
@@ -69,3 +82,17 @@ def status_command(
         for r in rows:
             where = f"line {r['line_no']}" if r["line_no"] is not None else (r["json_path"] or "")
             typer.echo(f"  {terminal_safe(r['path'])} {where}: {terminal_safe(r['reason'])}")
+    if withdrawn:
+        typer.echo("\nwithdrawn by newer versions of files:")
+        for r in gone:
+            where = terminal_safe(r["run_id"])
+            if r["kind"] != "run":
+                where += f" / {terminal_safe(r['step'])} / attempt {r['attempt']}"
+            what = {"check": "verdict", "decision": "decision", "run": "run of"}[r["kind"]]
+            typer.echo(
+                f"  {where}: {what} {terminal_safe(r['what'] or '-')} ({r['reason']}) in {terminal_safe(r['path'])}"
+            )
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -49,6 +49,8 @@ class FileResult:
     new: int = 0
     quarantined: int = 0
     note: str = ""
+    #: Checks and decisions an older version of the file contributed that this one withdrew.
+    withdrawn: int = 0
 
 
 @dataclass
@@ -59,8 +61,8 @@ class IngestReport:
 
     @property
     def totals(self) -> dict[str, int]:
-        """Sums of read, loaded, new and quarantined over the files."""
-        keys = ("read", "loaded", "new", "quarantined")
+        """Sums of read, loaded, new, quarantined and withdrawn over the files."""
+        keys = ("read", "loaded", "new", "quarantined", "withdrawn")
         return {k: sum(getattr(f, k) for f in self.files) for k in keys}
 
     def to_dict(self) -> dict:
@@ -70,6 +72,7 @@ class IngestReport:
 
 RECORD_PIPELINE = statements.load("ingest_records.sql")
 TYPED_LANE = statements.load("ingest_typed.sql")
+FILE_VERSIONS = statements.load("ingest_versions.sql")
 #: Beyond this share of records the typed lane cannot take, the whole file takes the record pipeline.
 TYPED_LANE_MAX_SLOW_SHARE = 0.5
 #: Smaller files take the record pipeline whole: the lane's fixed cost is not worth it there.
@@ -150,8 +153,12 @@ def ingest(
     A file that cannot be parsed at all (not UTF-8 in a ``.json``, UTF-16 in a
     JSON, JSON-lines or YAML file, not Parquet, a CSV header naming a column
     twice) is one quarantined record.
-    A file whose content was already ingested (same SHA-256) is skipped; a file
-    that grew adds only its new records, because every row has a natural key.
+    A file whose latest ingested version has the same content (SHA-256) is
+    skipped. A newer version of a file replaces what its older versions
+    contributed: the checks, decisions and runs it no longer holds, or holds
+    with other content, are withdrawn (unless another file holds them too) and
+    logged in the ``withdrawn`` table; a file that grew adds only its new
+    records, because every row has a natural key.
     """
     report = IngestReport()
     sources = discover(paths)
@@ -222,13 +229,19 @@ def ingest_file(
         size = path.stat().st_size
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    # The same bytes read as another kind (a .jsonl renamed .json) are other records.
+    # Only the path's latest version counts: a return to earlier content is a new version, and a
+    # copy elsewhere is read (so that it holds its records too). The same bytes read as another
+    # kind are other records.
     seen = con.execute(
-        """SELECT n_read, n_loaded, n_quarantined, kind FROM files
-           WHERE sha256 = ? AND list_contains(?, kind) ORDER BY file_id DESC LIMIT 1""",
-        [digest, STORED_KINDS.get(source.kind, [source.kind])],
+        """SELECT n_read, n_loaded, n_quarantined, kind, sha256 FROM files
+           WHERE path = ? ORDER BY file_id DESC LIMIT 1""",
+        [str(path)],
     ).fetchone()
-    if seen is not None:
+    if (
+        seen is not None
+        and seen[4] == digest
+        and seen[3] in STORED_KINDS.get(source.kind, [source.kind])
+    ):
         return FileResult(
             str(path), seen[3], "unchanged", seen[0], seen[1], 0, seen[2], "already ingested"
         )
@@ -352,13 +365,51 @@ def _forget_quarantine(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     con.execute("DELETE FROM quarantine WHERE path = ?", [str(path)])
 
 
+def _file_context(con: duckdb.DuckDBPyConnection, file_id: int, path: Path) -> None:
+    """The file version being loaded, as the SQL pipelines read it (``s_ctx``)."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE s_ctx AS SELECT ?::INTEGER AS file_id, ?::VARCHAR AS path",
+        [file_id, str(path)],
+    )
+
+
+def _has_older_version(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
+    return con.execute("SELECT count(*) FROM files WHERE path = ?", [str(path)]).fetchone()[0] > 0
+
+
+def _replace_older_versions(
+    con: duckdb.DuckDBPyConnection, path: Path, *, holds_nothing: bool
+) -> None:
+    """Withdraw what older versions of ``path`` held and this one does not (ingest_versions.sql).
+
+    Runs inside the file's transaction, once per file, after the record
+    pipeline has found the file's rows (or, ``holds_nothing``, for a file that
+    could not be read at all), and only when the store has an older version.
+    """
+    for name, sql in FILE_VERSIONS.items():
+        if name != "nothing_held" or holds_nothing:
+            con.execute(sql)
+
+
+def _n_withdrawn(con: duckdb.DuckDBPyConnection, file_id: int) -> int:
+    return con.execute(
+        "SELECT count(*) FROM withdrawn WHERE file_id = ? AND kind <> 'run'", [file_id]
+    ).fetchone()[0]
+
+
 def _whole_file_quarantine(
     con: duckdb.DuckDBPyConnection, path: Path, digest: str, size: int, kind: str, reason: str
 ) -> FileResult:
-    """Record a file that could not be read at all as one quarantined record."""
+    """Record a file that could not be read at all as one quarantined record.
+
+    It holds no records, so what its older versions held is withdrawn.
+    """
     con.execute("BEGIN TRANSACTION")
     file_id = con.execute("SELECT nextval('file_id_seq')").fetchone()[0]
     _forget_quarantine(con, path)
+    if kind not in ("process",) and _has_older_version(con, path):
+        _file_context(con, file_id, path)
+        _replace_older_versions(con, path, holds_nothing=True)
     with open(path, "rb") as fh:
         head = fh.read(2000)
     # A UTF-16 file's preview is its text, not every other byte a NUL.
@@ -370,8 +421,9 @@ def _whole_file_quarantine(
         "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, 1, 0, 0, 1)",
         [file_id, str(path), digest, kind, size, datetime.now(UTC)],
     )
+    withdrawn = _n_withdrawn(con, file_id)
     con.execute("COMMIT")
-    return FileResult(str(path), kind, "loaded", 1, 0, 0, 1, reason)
+    return FileResult(str(path), kind, "loaded", 1, 0, 0, 1, reason, withdrawn)
 
 
 def _typed_lane(con: duckdb.DuckDBPyConnection, path: Path, n_lines: int) -> np.ndarray | None:
@@ -438,17 +490,17 @@ def _ingest_records(
     if not lane:
         # No typed lane for this file: no candidates yet (a decision table adds some).
         con.execute(TYPED_LANE["empty"])
+    replaces = _has_older_version(con, path)
     _lines.create_stage(con)
     if stager is None:
         _lines.stage_lines(con, path, max_line_bytes=max_line_bytes, on_progress=tick)
     else:
         stager(con, path)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE s_ctx AS SELECT ?::INTEGER AS file_id, ?::VARCHAR AS path",
-        [file_id, str(path)],
-    )
+    _file_context(con, file_id, path)
     counts = None
     for name, sql in RECORD_PIPELINE.items():
+        if name == "new_checks" and replaces:
+            _replace_older_versions(con, path, holds_nothing=False)
         if name == "counts":
             counts = con.execute(sql).fetchone()
         else:
@@ -461,7 +513,10 @@ def _ingest_records(
                 ) from exc
     n_read, n_bad, n_new = counts
     _refine_json_errors(con, path)
-    return FileResult(str(path), kind, "loaded", n_read, n_read - n_bad, n_new, n_bad)
+    withdrawn = _n_withdrawn(con, file_id) if replaces else 0
+    return FileResult(
+        str(path), kind, "loaded", n_read, n_read - n_bad, n_new, n_bad, "", withdrawn
+    )
 
 
 def _refine_json_errors(con: duckdb.DuckDBPyConnection, path: Path) -> None:

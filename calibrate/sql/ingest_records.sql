@@ -420,10 +420,11 @@ SELECT rec, any_value(line_no) AS line_no, any_value(json_path) AS json_path,
            AS reason
 FROM bad_reasons GROUP BY rec;
 
--- name: new_checks
--- Good checks, one per natural key (the most direct record of it), that the store does not hold yet.
-CREATE OR REPLACE TEMP TABLE s_new_check AS
-SELECT * FROM (
+-- name: file_checks
+-- The file's good checks, one per natural key (the most direct record of it): what this version
+-- of the file holds. A newer version of a file first withdraws what its older ones held and this
+-- one does not (ingest_versions.sql, run here by the loader), then the rows below are inserted.
+CREATE OR REPLACE TEMP TABLE s_file_check AS
 SELECT md5(concat_ws(chr(31), run_id, step, attempt_raw::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
                      coalesce(model, ''))) AS check_id,
        rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
@@ -439,8 +440,66 @@ FROM (
            at_ts, recorded_in, is_truncated, truncation, n_questions, priority
     FROM f_checks
 )
-QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1
-) g ANTI JOIN checks c USING (check_id);
+QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1;
+-- The staged answers in the answers table's columns (but check_id and question_id), by the record
+-- they came from.
+CREATE OR REPLACE TEMP VIEW s_staged_answers AS
+SELECT rec, path, position, ask, kind,
+       CASE WHEN kind = 'yes_no' THEN answer_num END AS p,
+       CASE WHEN kind = 'choice' THEN answer_text END AS name,
+       CASE WHEN kind = 'rubric' THEN answer_num::INTEGER END AS level,
+       confidence_num AS confidence,
+       CASE WHEN result_type = 'VARCHAR' THEN result_text END AS result
+FROM (
+    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM s_q2
+    UNION ALL
+    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM f_answers
+);
+
+-- name: file_decisions
+CREATE OR REPLACE TEMP TABLE s_file_dec AS
+SELECT md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
+                     coalesce(at_ts::VARCHAR, ''))) AS decision_id, d.*
+FROM (
+    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+    FROM s_dec2 ANTI JOIN s_bad b USING (rec)
+    UNION ALL
+    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+    FROM f_decisions
+) d
+QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY rec) = 1;
+
+-- name: file_runs
+CREATE OR REPLACE TEMP TABLE s_file_run AS
+SELECT run_id, any_value(process_name) AS process_name, any_value(version_text) AS version_text
+FROM (
+    SELECT k.run_id, k.process_name, k.version_text FROM s_kind k ANTI JOIN s_bad b USING (rec)
+    WHERE k.kind IN ('run', 'verdict')
+    UNION ALL
+    SELECT run_id, process_name, version_text FROM f_recs
+)
+GROUP BY run_id;
+
+-- name: new_checks
+-- The file's checks the store does not hold yet.
+CREATE OR REPLACE TEMP TABLE s_new_check AS
+SELECT * FROM s_file_check ANTI JOIN checks c USING (check_id);
+
+-- name: holds
+-- Rows this file holds that another file owns (ingest_versions.sql hands them over when that file
+-- drops them). Before the inserts, so that the store's rows are the other files' only.
+INSERT INTO holds
+SELECT (SELECT file_id FROM s_ctx), 'check', check_id
+FROM s_file_check g JOIN checks c USING (check_id)
+WHERE c.file_id NOT IN (SELECT file_id FROM files WHERE path = (SELECT path FROM s_ctx))
+UNION ALL
+SELECT (SELECT file_id FROM s_ctx), 'decision', decision_id
+FROM s_file_dec g JOIN decisions d USING (decision_id)
+WHERE d.file_id NOT IN (SELECT file_id FROM files WHERE path = (SELECT path FROM s_ctx))
+UNION ALL
+SELECT (SELECT file_id FROM s_ctx), 'run', run_id
+FROM s_file_run g JOIN runs r USING (run_id)
+WHERE r.file_id NOT IN (SELECT file_id FROM files WHERE path = (SELECT path FROM s_ctx));
 
 -- name: insert_checks
 INSERT INTO checks
@@ -451,46 +510,18 @@ FROM s_new_check;
 
 -- name: insert_answers
 INSERT INTO answers
-SELECT n.check_id, q.position,
-       md5(concat_ws(chr(31), coalesce(n.process_name, ''), n.step, q.ask)),
-       q.ask, q.kind,
-       CASE WHEN q.kind = 'yes_no' THEN q.answer_num END,
-       CASE WHEN q.kind = 'choice' THEN q.answer_text END,
-       CASE WHEN q.kind = 'rubric' THEN q.answer_num::INTEGER END,
-       q.confidence_num,
-       CASE WHEN q.result_type = 'VARCHAR' THEN q.result_text END
-FROM s_new_check n JOIN (
-    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM s_q2
-    UNION ALL
-    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM f_answers
-) q USING (rec, path);
+SELECT n.check_id, q.position, md5(concat_ws(chr(31), coalesce(n.process_name, ''), n.step, q.ask)),
+       q.ask, q.kind, q.p, q.name, q.level, q.confidence, q.result
+FROM s_new_check n JOIN s_staged_answers q USING (rec, path);
 
 -- name: insert_runs
 INSERT INTO runs
-SELECT run_id, any_value(process_name), any_value(version_text), (SELECT file_id FROM s_ctx)
-FROM (
-    SELECT k.run_id, k.process_name, k.version_text FROM s_kind k ANTI JOIN s_bad b USING (rec)
-    WHERE k.kind IN ('run', 'verdict')
-    UNION ALL
-    SELECT run_id, process_name, version_text FROM f_recs
-) r
-WHERE NOT EXISTS (SELECT 1 FROM runs x WHERE x.run_id = r.run_id)
-GROUP BY run_id;
+SELECT run_id, process_name, version_text, (SELECT file_id FROM s_ctx)
+FROM s_file_run ANTI JOIN runs USING (run_id);
 
 -- name: new_decisions
 CREATE OR REPLACE TEMP TABLE s_new_dec AS
-SELECT * FROM (
-    SELECT md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
-                         coalesce(at_ts::VARCHAR, ''))) AS decision_id, d.*
-    FROM (
-        SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
-        FROM s_dec2 ANTI JOIN s_bad b USING (rec)
-        UNION ALL
-        SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
-        FROM f_decisions
-    ) d
-    QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY rec) = 1
-) g ANTI JOIN decisions x USING (decision_id);
+SELECT * FROM s_file_dec ANTI JOIN decisions x USING (decision_id);
 
 -- name: insert_decisions
 INSERT INTO decisions

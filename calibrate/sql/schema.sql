@@ -1,4 +1,4 @@
--- calibrate store, schema version 2 (2 added audit_draws and audit_eligible).
+-- calibrate store, schema version 3 (2 added audit_draws and audit_eligible, 3 holds and withdrawn).
 -- Every statement is CREATE ... IF NOT EXISTS, so running this file on an older store
 -- adds what it lacks: that is the migration from version 1 (calibrate/store.py).
 -- Tables hold facts as recorded; views derive labels and defaults so that the
@@ -149,4 +149,28 @@ CREATE TABLE IF NOT EXISTS audit_eligible (
     band        VARCHAR,              -- by_band: near | middle | far (from the pass/fail threshold)
     inclusion_p DOUBLE NOT NULL,
     drawn       BOOLEAN NOT NULL
+);
+
+-- A row that a file's latest version holds while another file's version owns it (the row's
+-- file_id): kept so that when the owner's newer version drops the row, it passes to a file that
+-- still holds it instead of being withdrawn. Rows held by one file only have no entry here.
+CREATE TABLE IF NOT EXISTS holds (
+    file_id INTEGER NOT NULL,     -- the holding file version
+    kind    VARCHAR NOT NULL,     -- check | decision | run
+    row_id  VARCHAR NOT NULL      -- check_id, decision_id or run_id
+);
+
+-- What newer versions of files withdrew: rows an older version contributed that the newer one
+-- no longer holds (and no other file holds), or holds with other content (then replaced).
+CREATE TABLE IF NOT EXISTS withdrawn (
+    file_id      INTEGER NOT NULL,  -- the version that withdrew it
+    path         VARCHAR NOT NULL,
+    kind         VARCHAR NOT NULL,  -- check | decision | run
+    row_id       VARCHAR NOT NULL,
+    run_id       VARCHAR NOT NULL,
+    step         VARCHAR,
+    attempt      INTEGER,
+    what         VARCHAR,           -- the verdict, the decision, or the run's process
+    reason       VARCHAR NOT NULL,  -- no longer in the file | changed in the file
+    withdrawn_at TIMESTAMPTZ NOT NULL
 );
