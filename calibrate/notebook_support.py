@@ -122,6 +122,55 @@ def sample_store(
     return target
 
 
+def enforced_sample_store(
+    *,
+    runs: int = 3000,
+    seed: int = 1,
+    enforce_weeks: int = 12,
+    shift_week: float | None = 4,
+    shift: float = 0.8,
+    audit_rate: float = 0.5,
+    by_band: bool = False,
+) -> Path:
+    """A temporary store of a simulated export past the switch, audited once.
+
+    The loop of README's tour, in one call: ``calibrate simulate`` with
+    enforcement (and a shift from ``shift_week`` weeks after the switch;
+    ``None``: none), ``ingest``, ``audit draw`` of ``invoice-matching`` at
+    ``audit_rate``, the simulated reviewer's decisions, ``ingest`` again.
+
+    Returns
+    -------
+    pathlib.Path
+        The store, closed; the export with its ``.truth/`` is beside it in
+        ``export/``.
+    """
+    from calibrate import audit, simulate_enforced
+    from calibrate.ingest import ingest
+    from calibrate.simulate import simulate
+    from calibrate.store import connect
+
+    tmp = Path(tempfile.mkdtemp(prefix="calibrate-enforced-"))
+    _TEMP_DIRS.append(str(tmp))
+    export = tmp / "export"
+    simulate(export, runs=runs, seed=seed, enforce_weeks=enforce_weeks, shift_week=shift_week,
+             shift=shift if shift_week is not None else 0.0)  # fmt: skip
+    target = tmp / "enforced.duckdb"
+    con = connect(target)
+    try:
+        ingest(con, [export])
+        drawn = audit.draw(con, process="invoice-matching", step="match_invoice",
+                           rate=audit_rate, by_band=by_band, seed=seed)  # fmt: skip
+        audit.write_csv(drawn, tmp / "audit.csv")
+        simulate_enforced.review_audit(
+            tmp / "audit.csv", export / ".truth", export / "reviewed.csv"
+        )
+        ingest(con, [export / "reviewed.csv"])
+    finally:
+        con.close()
+    return target
+
+
 def resolve_store(db_path: str | os.PathLike[str] | None = None) -> Path:
     """The store a notebook reads: ``db_path``, or the bundled sample in a temporary store.
 

@@ -32,6 +32,7 @@ def loop(tmp_path, *shift: str) -> dict:
     assert table.exit_code == 0, table.output
     info = json.loads(result.stdout)
     info["table"] = table.stdout
+    info["db"] = db
     info["truth"] = json.loads((out / ".truth" / "enforcement.json").read_text())
     return info
 
@@ -54,6 +55,14 @@ def test_alarm_after_a_shift(tmp_path):
     assert set(info) >= {"alpha", "beta", "delta", "steps"}
     assert set(fp) >= {"audited", "bad", "rate", "lower", "upper", "e_value", "alarm_at"}
     assert step["escalations"]["n"] > 0
+    # The report shows the section, in every format.
+    rep = tmp_path / "rep"
+    assert runner.invoke(app, ["report", "--db", info["db"], "--out", str(rep)]).exit_code == 0
+    md = (rep / "report.md").read_text(encoding="utf-8")
+    assert "## Since the switch" in md and "ALARM" in md and "figures/" in md
+    assert "Since the switch" in (rep / "report.html").read_text(encoding="utf-8")
+    doc = json.loads((rep / "report.json").read_text(encoding="utf-8"))
+    assert [s["status"] for s in doc["since_the_switch"]] == ["alarm"]
 
 
 def test_ok_without_a_shift(tmp_path):

@@ -134,7 +134,7 @@ def test_confidence_sequence_covers_at_every_time():
     for _ in range(streams):
         drawn = rng.random(600) < 0.4
         z = np.where(drawn & (rng.random(600) < true), 1 / 0.4, 0.0)
-        cs = confidence_sequence(z, np.where(drawn, 1 / 0.4, 0.0), delta=DELTA)
+        cs = confidence_sequence(z, 1 / 0.4, delta=DELTA)
         misses += bool(((cs.lower > true) | (cs.upper < true)).any())
     assert upper_95(misses, streams) <= DELTA + 0.05
     assert cs.lower[-1] < true < cs.upper[-1] or misses

@@ -6,8 +6,8 @@ raises its alarm within ``weeks`` weeks with probability ``power``? The answer
 is found by simulating the monitor's own e-process
 (:mod:`calibrate.analysis.sequential`) on uniform Poisson audits at the
 step's weekly pass volume, with common random numbers across rates so the
-power is monotone in the rate, and taking the smallest rate on a grid that
-reaches ``power``. The simulation has a fixed seed: the plan is reproducible.
+power rises with the rate, and taking (by bisection) the smallest rate on a
+grid that reaches ``power``. The simulation has a fixed seed: the plan is reproducible.
 
 When the rate needed is above :data:`PAYS_LIMIT` of the passes, an audit
 costs most of what the switch saves; the plan says so and suggests keeping
@@ -25,10 +25,10 @@ from calibrate.analysis.sequential import first_crossing, log_wealth
 #: Above this share of the passes an audit is said not to pay.
 PAYS_LIMIT = 0.5
 #: Rates tried, smallest first.
-RATE_GRID = np.r_[np.arange(0.01, 0.1, 0.01), np.arange(0.1, 1.0001, 0.05)]
+RATE_GRID = np.r_[0.001, 0.002, 0.005, np.arange(0.01, 0.1, 0.01), np.arange(0.1, 1.0001, 0.05)]
 #: Streams simulated per plan, and the most eligible checks simulated per stream.
-PLAN_STREAMS = 400
-PLAN_MAX_ITEMS = 20_000
+PLAN_STREAMS = 300
+PLAN_MAX_ITEMS = 5_000
 
 
 @dataclass(frozen=True)
@@ -171,18 +171,34 @@ def plan_audit(
     """
     true_rate = min(1.0, factor * alpha)
     grid = RATE_GRID
-    if passes_per_week <= 0:
-        probs = np.zeros(grid.size)
-    else:
-        probs = detection_probability(
-            grid, passes_per_week=passes_per_week, weeks=weeks, alpha=alpha, delta=delta,
-            true_rate=true_rate, seed=seed,
-        )  # fmt: skip
+    probs = np.full(grid.size, np.nan)
+
+    def prob(i: int) -> float:
+        if np.isnan(probs[i]):
+            probs[i] = (
+                detection_probability(
+                    grid[i], passes_per_week=passes_per_week, weeks=weeks, alpha=alpha,
+                    delta=delta, true_rate=true_rate, seed=seed,
+                )[0]
+                if passes_per_week > 0
+                else 0.0
+            )  # fmt: skip
+        return float(probs[i])
+
+    # Bisection on the grid: the power rises with the rate (common random numbers).
+    lo, hi = -1, grid.size - 1
+    if prob(hi) >= power:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if prob(mid) >= power:
+                hi = mid
+            else:
+                lo = mid
     ok = np.flatnonzero(probs >= power)
     if ok.size == 0:
         return SequentialAuditPlan(
             rate=None, per_week=None, passes_per_week=float(passes_per_week), weeks=weeks,
-            factor=factor, power=power, achieved=float(probs[-1]), alpha=alpha, delta=delta,
+            factor=factor, power=power, achieved=prob(grid.size - 1), alpha=alpha, delta=delta,
             pays=False,
         )  # fmt: skip
     i = int(ok[0])

@@ -135,7 +135,8 @@ def rate_monitor(
     if audited == 0:
         return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty)
     log_k = log_wealth(z, limit)
-    cs: ConfidenceSequence = confidence_sequence(z, np.where(drawn, 1.0 / pi, 0.0), delta=delta)
+    # The bound is 1/pi whether or not the check was drawn: the bet is placed before the draw.
+    cs: ConfidenceSequence = confidence_sequence(z, 1.0 / pi, delta=delta)
     when = pd.to_datetime(s["decided_at"], utc=True).fillna(pd.to_datetime(s["at"], utc=True))
     first = int(first_crossing(log_k, delta))
     alarm_at = when.iloc[first].to_pydatetime() if first >= 0 else None
@@ -411,6 +412,7 @@ def monitor_store(
     alpha: float = 0.05,
     beta: float = 0.2,
     delta: float = 0.1,
+    plan_weeks: int = 8,
 ) -> MonitorReport:
     """Monitor every enforced step of the store (or one process / step).
 
@@ -420,6 +422,8 @@ def monitor_store(
     process, step : str, optional
     alpha, beta, delta : float
         The limits the check was certified for and the monitor's level.
+    plan_weeks : int, default=8
+        Weeks within which the audit plan catches a doubling.
 
     Returns
     -------

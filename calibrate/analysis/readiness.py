@@ -56,6 +56,8 @@ import pandas as pd
 from scipy import stats as sp_stats
 
 from calibrate.analysis import agreement as agreement_mod
+from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
+from calibrate.analysis.monitor import MonitorReport, monitor_store
 from calibrate.analysis.stats import (
     MIN_N,
     binomial_upper_bound,
@@ -1010,9 +1012,15 @@ class StepReadiness:
     approvers: pd.DataFrame | None = None
     drivers: pd.DataFrame | None = None
     calibration: list[Any] = field(default_factory=list)
+    #: The audit the monitor's sequential test needs (:func:`calibrate.analysis.audit.plan_audit`).
+    sequential_audit: SequentialAuditPlan | None = None
 
     @property
     def audit_rate(self) -> float | None:
+        """The share of passes to audit: the sequential plan's (1 when none suffices)."""
+        if self.sequential_audit is not None:
+            rate = self.sequential_audit.rate
+            return rate if rate is not None else 1.0
         return self.audit.rate if self.audit is not None else None
 
     @property
@@ -1041,6 +1049,7 @@ class StepReadiness:
             "status": t.status,
             "audit_rate": _plain(self.audit_rate),
             "audit": self.audit.to_dict() if self.audit else None,
+            "sequential_audit": self.sequential_audit.to_dict() if self.sequential_audit else None,
             "hours_saved_per_month": _plain(self.hours_saved_per_month),
             "prescreen_hours_per_month": _plain(self.prescreen_hours_per_month),
             "pattern": self.pattern,
@@ -1253,6 +1262,7 @@ def assess_step(
 
     # After the switch: audit and hours saved.
     audit = None
+    sequential = None
     hours = float("nan")
     prescreen_hours = float("nan")
     # Only a certified suggestion has shares worth planning on.
@@ -1262,9 +1272,16 @@ def assess_step(
             weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
             power=opts.audit_power,
         )  # fmt: skip
+        # The audit the monitor's sequential test needs: what the report plans and the hours count.
+        sequential = plan_audit(
+            passes_per_week=volume.checks_per_week * auto_pass, alpha=opts.alpha,
+            delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
+            power=opts.audit_power,
+        )  # fmt: skip
         hours = hours_saved_per_month(
             checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
-            auto_fail=auto_fail or 0.0, audit_rate=audit.rate,
+            auto_fail=auto_fail or 0.0,
+            audit_rate=sequential.rate if sequential.rate is not None else 1.0,
             minutes_per_review=opts.minutes_per_review,
         )  # fmt: skip
         prescreen_hours = hours_saved_per_month(
@@ -1306,6 +1323,7 @@ def assess_step(
         current_check=check_items(current_qs),
         thresholds=tv,
         audit=audit,
+        sequential_audit=sequential,
         hours_saved_per_month=hours,
         prescreen_hours_per_month=prescreen_hours,
         pattern=pattern,
@@ -1786,6 +1804,8 @@ class ReadinessReport:
     filters: dict[str, Any]
     steps: list[StepReadiness]
     notes: list[str] = field(default_factory=list)
+    #: ``calibrate monitor`` on the enforced steps (:class:`~calibrate.analysis.monitor.MonitorReport`).
+    since_switch: MonitorReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``{generated_at, store, options, steps: [...]}`` (see ``report.schema.json``)."""
@@ -1795,6 +1815,9 @@ class ReadinessReport:
             "options": self.options.to_dict() | {"filters": self.filters},
             "steps": [s.to_dict() for s in self.steps],
             "notes": list(self.notes),
+            "since_the_switch": [s.to_dict() for s in self.since_switch.steps]
+            if self.since_switch is not None
+            else [],
         }
 
 
@@ -1902,7 +1925,13 @@ def assess_store(
             notes.append(f"{process}/{step}: {tv.note}")
     steps.sort(key=lambda r: r.sort_key)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    return ReadinessReport(stamp, store, opts, _filters_dict(filters), steps, notes)
+    since = monitor_store(
+        con, process=filters.process, step=filters.step, alpha=opts.alpha, beta=opts.beta,
+        delta=opts.delta, plan_weeks=opts.audit_weeks,
+    )  # fmt: skip
+    return ReadinessReport(
+        stamp, store, opts, _filters_dict(filters), steps, notes, since_switch=since
+    )
 
 
 def search_thresholds(
@@ -1949,7 +1978,7 @@ def _view_of(result: Any) -> ThresholdView:
 
 def _filters_dict(filters: Any) -> dict[str, Any]:
     out = {}
-    for key in ("process", "step", "model", "since", "until", "advisory_only"):
+    for key in ("process", "step", "model", "since", "until", "advisory_only", "escalations"):
         value = getattr(filters, key, None)
         out[key] = value.isoformat() if isinstance(value, datetime) else value
     return out

@@ -164,8 +164,10 @@ def confidence_sequence(
     z : ndarray, shape (T,)
         Nonnegative observations whose conditional mean is the rate.
     bound : ndarray of shape (T,) or float
-        The largest value each ``z_t`` can take (``1/pi_t`` for an audit at
-        inclusion probability ``pi_t``), known before ``z_t`` is seen.
+        The largest value each ``z_t`` can take (``1/pi_t`` for a check with
+        inclusion probability ``pi_t``), known before ``z_t`` is seen: the
+        bet may depend on ``pi_t`` but not on whether the check was drawn,
+        so the bound of a check not drawn is ``1/pi_t`` too.
     delta : float
         The sequence misses the rate at some time with probability at most
         ``delta``.

@@ -562,3 +562,61 @@ def write_figures(
 def step_key(process: str, step: str, model: str, week: str | None = None) -> str:
     """The key :func:`write_figures` files a step figure under."""
     return "\x1f".join(["step", process, step, model, week or ""])
+
+
+class MonitorDisplay:
+    """The false-pass monitor of one enforced step: e-value path and confidence sequence.
+
+    Parameters
+    ----------
+    monitor : calibrate.analysis.monitor.RateMonitor
+        Its ``path`` (one row per decided audit: ``at``, ``e_value``,
+        ``lower``, ``upper``) is drawn.
+    delta : float
+        The alarm level: the e-value threshold ``1/delta`` is drawn.
+    title : str, optional
+        Untrusted text is fine; it is made safe.
+    """
+
+    def __init__(self, monitor: Any, *, delta: float, title: str | None = None) -> None:
+        self.monitor = monitor
+        self.delta = delta
+        self.title = title
+
+    def plot(self, ax: Any = None) -> MonitorDisplay:
+        """Draw on ``ax`` (a pair of axes) or a new figure; returns ``self``."""
+        if ax is None:
+            fig = _new_figure((7.2, 4.6))
+            axes = fig.subplots(2, 1, sharex=True)
+        else:
+            axes = ax
+        m, path = self.monitor, self.monitor.path
+        x = np.arange(1, len(path) + 1)
+        top, bottom = axes
+        top.semilogy(x, np.maximum(path["e_value"].to_numpy(dtype=float), 1e-3), color=ACCENT,
+                     lw=1.2, label="e-value")  # fmt: skip
+        top.axhline(
+            1 / self.delta,
+            ls="--",
+            lw=1,
+            color=MAP_COLOUR,
+            label=f"alarm at 1/δ = {1 / self.delta:g}",
+        )
+        top.set_ylabel("e-value")
+        top.legend(loc="upper left", fontsize=7, frameon=False)
+        bottom.fill_between(x, path["lower"].to_numpy(dtype=float), path["upper"].to_numpy(dtype=float),
+                            color=ACCENT, alpha=0.25, step="post",
+                            label=f"{1 - self.delta:.0%} confidence sequence")  # fmt: skip
+        bottom.axhline(m.limit, ls="--", lw=1, color=MAP_COLOUR, label=f"α = {m.limit:g}")
+        bottom.set_ylabel("false-pass rate")
+        bottom.set_xlabel(f"audited passes, in order of the stream ({m.audited} decided)")
+        bottom.set_ylim(
+            0, min(1.0, max(0.2, float(np.nanmax(path["upper"])) if len(path) else 0.2))
+        )
+        bottom.legend(loc="upper right", fontsize=7, frameon=False)
+        for axis in axes:
+            axis.grid(True, alpha=0.25)
+        if self.title:
+            top.set_title(safe_text(self.title, width=90), fontsize=9)
+        self.ax_, self.figure_ = axes, top.figure
+        return self

@@ -34,6 +34,7 @@ import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from calibrate.analysis.audit import SequentialAuditPlan
 from calibrate.analysis.readiness import (
     DECISIONS,
     AuditPlan,
@@ -42,7 +43,7 @@ from calibrate.analysis.readiness import (
     StepReadiness,
 )
 from calibrate.analysis.stats import MIN_N
-from calibrate.report import plots
+from calibrate.report import plots, switch
 from calibrate.textsafe import escape_markdown, strip_control
 
 #: The formats :func:`write_report` writes, and their file names.
@@ -378,7 +379,7 @@ def _step_view(
         "drivers": drivers,
         "top_drivers": [d for d in drivers if d["n_disagree"] > 0][:3],
         "calibration": _calibration_rows(step.calibration),
-        "audit": _audit_view(step.audit, step, opts),
+        "audit": _audit_view(step.sequential_audit or step.audit, step, opts),
         "pattern": step.pattern,
         "bias": _bias_view(step.automation_bias),
         "left_out": step.left_out,
@@ -531,7 +532,21 @@ def _calibration_rows(qs: Sequence[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _audit_view(plan: AuditPlan | None, step: StepReadiness, opts: Any) -> dict[str, Any]:
+def _audit_view(
+    plan: AuditPlan | SequentialAuditPlan | None, step: StepReadiness, opts: Any
+) -> dict[str, Any]:
+    if isinstance(plan, SequentialAuditPlan):
+        text = plan.text()
+        if step.decision != "READY":
+            text = "Once the step is READY: " + text[0].lower() + text[1:]
+        return {
+            "text": Md(text),
+            "rate": pct(plan.rate if plan.rate is not None else 1.0, 0),
+            "method": Md(
+                "the anytime-valid e-process of `calibrate monitor` (docs/method.md, after the "
+                "switch), simulated on uniform random audits at the step's weekly passes"
+            ),
+        }
     if plan is None:
         return {
             "text": Md(
@@ -606,10 +621,24 @@ def report_view(report: ReadinessReport, figures: Mapping[str, dict[str, bytes]]
         "minutes": Md(f"{opts.minutes_per_review:g}"),
         "counts": {DECISION_WORDS[k]: v for k, v in counts.items()},
         "steps": steps,
+        "switch": _switch_entries(report),
         "notes": report.notes,
         "min_n": MIN_N,
         "drift_level": Md(f"{opts.drift_level:g}"),
+        "delta": Md(f"{opts.delta:g}"),
     }
+
+
+def _switch_entries(report: ReadinessReport) -> list[dict[str, Any]]:
+    """The since-the-switch entries; the lines built from numbers and fixed words are :class:`Md`."""
+    entries = switch.switch_view(report.since_switch, _png)
+    for e in entries:
+        e["lines"] = [Md(line) for line in e["lines"]]
+        e["since"] = Md(e["since"])
+        e["escalations"] = Md(e["escalations"])
+        if e["plan"]:
+            e["plan"] = Md(e["plan"])
+    return entries
 
 
 # --------------------------------------------------------------------------- writing
@@ -761,6 +790,11 @@ def write_report(
                 (fig_dir / f"{stem}.png").write_bytes(png)
                 files[name] = Md(f"figures/{stem}.png")
             step["figure_files"] = files
+        for entry in view["switch"]:
+            if entry["figure"]:
+                stem = plots.figure_stem(f"{entry['process']}-{entry['step']}-switch", entry["key"])
+                (fig_dir / f"{stem}.png").write_bytes(entry["figure"])
+                entry["figure_file"] = Md(f"figures/{stem}.png")
         path = out / FORMATS["md"]
         path.write_text(md_env.get_template("report.md.j2").render(**view), encoding="utf-8")
         written["md"] = path

@@ -1,0 +1,94 @@
+"""The report's "since the switch" section: ``calibrate monitor`` per enforced step.
+
+Builds the template values and figures from a
+:class:`~calibrate.analysis.monitor.MonitorReport`; record text (process,
+step and model names, question text in warnings) is left for the templates
+to escape, numbers are :class:`~calibrate.report.render.Md`-free plain text
+built here.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from calibrate.report import plots
+
+STATUS_WORDS = {"ok": "OK", "alarm": "ALARM", "warning": "WARNING", "no_audits": "NO AUDITS"}
+
+
+def _rate_line(name: str, m: Any, *, limit: float, delta: float) -> str:
+    if m is None:
+        return f"{name}: not audited."
+    if m.audited == 0:
+        return f"{name}: no decided audits yet ({m.pending} drawn and pending)."
+    alarm = f" Alarm on {m.alarm_at:%Y-%m-%d}." if m.alarm_at is not None else " No alarm."
+    return (
+        f"{name}: {m.bad} of {m.audited} audited ({m.rate:.1%}; {1 - delta:.0%} confidence "
+        f"sequence {m.lower:.1%}–{m.upper:.1%}) against {limit:g}; e-value {m.e_value:.3g}, "
+        f"alarm at {1 / delta:g}.{alarm}"
+        + (f" {m.pending} drawn and still pending." if m.pending else "")
+    )
+
+
+def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
+    """One entry per enforced step and model, with its figure as PNG bytes and base64.
+
+    Parameters
+    ----------
+    monitor : MonitorReport or None
+    png : callable
+        Turns a matplotlib figure into PNG bytes (the report's own).
+
+    Returns
+    -------
+    list of dict
+        ``process, step, model, status, since, lines, escalations, warnings,
+        action, key, figure, figure_b64``.
+    """
+    if monitor is None:
+        return []
+    out = []
+    for s in monitor.steps:
+        key = plots.step_key(s.process, s.step, s.model or "", "switch")
+        figure = None
+        if s.false_pass.audited:
+            display = plots.MonitorDisplay(
+                s.false_pass, delta=monitor.delta,
+                title=f"{s.process} / {s.step} · model {s.model} · false passes since the switch",
+            ).plot()  # fmt: skip
+            figure = png(display.figure_)
+        e = s.escalations
+        esc = (
+            (
+                f"{e['n']} escalated; {e['accepted']} of {e['decided']} decided were accepted "
+                f"({e['share_accepted']:.0%}, exact 95% interval {e['lower']:.0%}–{e['upper']:.0%}). "
+                if e["decided"]
+                else f"{e['n']} escalated, none decided yet. "
+            )
+            + "They are the unsure region, not a sample of the check, and are left out of certification."
+        )
+        lines = [_rate_line("False passes", s.false_pass, limit=monitor.alpha, delta=monitor.delta)]
+        if s.false_fail is not None:
+            lines.append(
+                _rate_line("False fails", s.false_fail, limit=monitor.beta, delta=monitor.delta)
+            )
+        out.append(
+            {
+                "process": s.process,
+                "step": s.step,
+                "model": s.model or "(unknown model)",
+                "status": STATUS_WORDS[s.status],
+                "since": f"{s.enforced_since:%Y-%m-%d}" if s.enforced_since else "–",
+                "lines": lines,
+                "escalations": esc,
+                "warnings": list(s.warnings),
+                "action": (s.action or "").split("\n")[0] or None,
+                "action_yaml": "\n".join((s.action or "").split("\n")[1:]).strip("\n") or None,
+                "plan": s.plan.text() if s.plan is not None else None,
+                "key": key,
+                "figure": figure,
+                "figure_b64": base64.b64encode(figure).decode("ascii") if figure else None,
+            }  # fmt: skip
+        )
+    return out

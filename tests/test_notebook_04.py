@@ -1,0 +1,30 @@
+"""Notebook 04 runs top to bottom on a simulated enforced export, with and without the shift."""
+
+from __future__ import annotations
+
+import pytest
+from test_notebooks import kernel_dir, n_images, plain, run_notebook, stdout  # noqa: F401
+
+NAME = "04_after_the_switch.ipynb"
+
+
+@pytest.mark.slow  # a kernel and a whole notebook
+def test_04_alarms_after_the_shift(kernel_dir):  # noqa: F811
+    nb = run_notebook(NAME, kernel_dir)
+    out = stdout(nb)
+    assert "match_invoice · evaluator-a-2026-06: alarm" in out
+    assert "advisory: true" in out
+    # The repeated binomial test is shown beside the e-process, and exceeds delta.
+    naive = float(out.split("binomial test every week: ")[1].split("%")[0])
+    assert naive > 10
+    assert "left out (escalations after the switch)" in out
+    assert "alarm" in plain(nb)
+    assert n_images(nb) >= 2
+
+
+@pytest.mark.slow
+def test_04_is_ok_without_the_shift(kernel_dir):  # noqa: F811
+    nb = run_notebook(NAME, kernel_dir, shift_week=None)
+    out = stdout(nb)
+    assert "match_invoice · evaluator-a-2026-06: ok" in out
+    assert "'shift_at': None" in out
