@@ -14,11 +14,13 @@ draw`` makes that sample:
   inclusion probability ``pi``, from one seeded generator in a fixed order
   (check time, then check id), so the same store and seed give the same draw.
   Uniform: ``pi = rate`` for every check. By band (``by_band=True``): within
-  each verdict the eligible checks are split in terciles of their answers'
-  distance from the decision threshold; the near band is drawn at twice and
-  the far band at half the middle band's probability, scaled so the expected
-  size is the same as uniform. The probabilities depend on the answers and
-  counts, never on a label.
+  each verdict the eligible checks are split in three bands of their
+  answers' distance from the decision threshold, at edges fixed before the
+  draw (the terciles of the certification window's checks); the near band is
+  drawn at twice and the far band at half the middle band's probability,
+  scaled so the expected share drawn is ``rate`` at the window's band shares.
+  So a check's probability depends on its own answers alone, never on a
+  label or on the other checks.
 * **Stored**: ``audit_draws`` (the design) and ``audit_eligible`` (every
   eligible check, drawn or not, with ``pi``). A decision on a drawn check is
   an audit because the store says it was drawn, not because of anything the
@@ -96,6 +98,22 @@ class Draw:
         }  # fmt: skip
 
 
+_SCORED = """
+    WITH scored AS (
+        SELECT check_id, min(p) AS min_p, min(confidence) AS min_conf
+        FROM answers GROUP BY check_id
+    )
+    SELECT c.check_id, c.run_id, c.process, c.step, c.attempt, c.verdict, c.model,
+           c.checked_at AS "at",
+           coalesce(s.min_p, s.min_conf) AS score,
+           s.min_p IS NOT NULL AS yes_no
+    FROM checks c
+    LEFT JOIN scored s USING (check_id)
+    WHERE c.process = ? AND c.step = ? AND list_contains(?, c.verdict) AND {which}
+    ORDER BY c.checked_at NULLS LAST, c.check_id
+"""
+
+
 def eligible_checks(
     con: duckdb.DuckDBPyConnection, process: str, step: str, verdicts: Sequence[str]
 ) -> pd.DataFrame:
@@ -109,35 +127,62 @@ def eligible_checks(
         of the check's yes/no answers (``yes_no`` true), else its lowest
         confidence, and missing for a check with neither.
     """
-    return con.execute(
-        """
-        WITH scored AS (
-            SELECT check_id,
-                   min(p) AS min_p,
-                   min(confidence) AS min_conf
-            FROM answers GROUP BY check_id
-        )
-        SELECT c.check_id, c.run_id, c.process, c.step, c.attempt, c.verdict, c.model,
-               c.checked_at AS "at",
-               coalesce(s.min_p, s.min_conf) AS score,
-               s.min_p IS NOT NULL AS yes_no
-        FROM checks c
-        LEFT JOIN scored s USING (check_id)
-        WHERE c.process = ? AND c.step = ? AND c.advisory IS NOT DISTINCT FROM false
-          AND list_contains(?, c.verdict)
-          AND c.check_id NOT IN (SELECT check_id FROM audit_eligible)
-        ORDER BY c.checked_at NULLS LAST, c.check_id
-        """,
-        [process, step, list(verdicts)],
-    ).df()
+    which = (
+        "c.advisory IS NOT DISTINCT FROM false"
+        " AND c.check_id NOT IN (SELECT check_id FROM audit_eligible)"
+    )
+    return con.execute(_SCORED.format(which=which), [process, step, list(verdicts)]).df()
 
 
-def bands(score: np.ndarray, verdict: np.ndarray, yes_no: np.ndarray) -> np.ndarray:
-    """Split checks in terciles of their distance from the decision threshold.
+def reference_checks(
+    con: duckdb.DuckDBPyConnection, process: str, step: str, verdicts: Sequence[str]
+) -> pd.DataFrame:
+    """The step's checks recorded with ``advisory: true`` (the certification window), scored alike."""
+    return con.execute(_SCORED.format(which="c.advisory"), [process, step, list(verdicts)]).df()
 
-    Within each verdict, a pass with a low yes-probability, a fail with a high
-    one, or any answer given with low confidence is *near*; the opposite
-    tercile is *far*. A check with no score is *middle*.
+
+#: Reference checks of a verdict needed to fix its band edges; below, the draw's own terciles.
+MIN_REFERENCE = 30
+
+
+def _closeness(score: np.ndarray, verdict: np.ndarray, yes_no: np.ndarray) -> np.ndarray:
+    """Higher is nearer the threshold: a pass's low yes-probability, a fail's high one, low confidence."""
+    return np.where(yes_no & (verdict == "fail"), score, -score)
+
+
+def band_edges(reference: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Per verdict, the terciles of the reference checks' closeness to the threshold.
+
+    Only verdicts with at least :data:`MIN_REFERENCE` scored reference checks get edges.
+    """
+    close = _closeness(
+        reference["score"].to_numpy(dtype=float),
+        reference["verdict"].to_numpy(dtype=object),
+        reference["yes_no"].to_numpy(dtype=bool),
+    )
+    out: dict[str, tuple[float, float]] = {}
+    for v in np.unique(reference["verdict"].to_numpy(dtype=object)):
+        x = close[(reference["verdict"].to_numpy(dtype=object) == v) & np.isfinite(close)]
+        if x.size >= MIN_REFERENCE:
+            lo, hi = np.quantile(x, [1 / 3, 2 / 3])
+            out[str(v)] = (float(lo), float(hi))
+    return out
+
+
+def bands(
+    score: np.ndarray,
+    verdict: np.ndarray,
+    yes_no: np.ndarray,
+    edges: dict[str, tuple[float, float]] | None = None,
+) -> np.ndarray:
+    """Split checks in three bands by their distance from the decision threshold.
+
+    A pass with a low yes-probability, a fail with a high one, or any answer
+    given with low confidence is *near*; the opposite end is *far*. The edges
+    are fixed before the draw, from ``edges`` (the certification window's
+    terciles, :func:`band_edges`), so a check's band depends on its own answers
+    alone; a verdict without edges is split in terciles of the draw's own
+    checks (by rank). A check with no score is *middle*.
 
     Parameters
     ----------
@@ -146,6 +191,8 @@ def bands(score: np.ndarray, verdict: np.ndarray, yes_no: np.ndarray) -> np.ndar
     verdict : array of str
     yes_no : array of bool
         Whether the score is a yes-probability (else a confidence).
+    edges : dict, optional
+        ``{verdict: (lower, upper)}`` on the closeness scale.
 
     Returns
     -------
@@ -154,12 +201,15 @@ def bands(score: np.ndarray, verdict: np.ndarray, yes_no: np.ndarray) -> np.ndar
     """
     score = np.asarray(score, dtype=float)
     verdict = np.asarray(verdict, dtype=object)
-    yes_no = np.asarray(yes_no, dtype=bool)
-    # Closeness: higher is nearer the threshold.
-    closeness = np.where(yes_no & (verdict == "fail"), score, -score)
+    closeness = _closeness(score, verdict, np.asarray(yes_no, dtype=bool))
     out = np.full(score.shape, "middle", dtype=object)
     for v in np.unique(verdict):
         sel = (verdict == v) & np.isfinite(closeness)
+        if edges and str(v) in edges:
+            lo, hi = edges[str(v)]
+            x = closeness[sel]
+            out[np.flatnonzero(sel)] = np.where(x > hi, "near", np.where(x <= lo, "far", "middle"))
+            continue
         if sel.sum() < 3:
             continue
         # Ranks, not values, so ties of many equal scores still split in thirds.
@@ -170,29 +220,69 @@ def bands(score: np.ndarray, verdict: np.ndarray, yes_no: np.ndarray) -> np.ndar
     return out
 
 
-def inclusion_probabilities(band: np.ndarray, rate: float) -> np.ndarray:
-    """Per-check inclusion probabilities with expected total ``rate * n``.
+def band_scale(shares: dict[str, float], rate: float) -> float:
+    """The scale ``c`` with ``sum_b share_b min(1, c w_b) = rate`` (bisection; 1/min w at rate 1)."""
+    w = np.array([BAND_WEIGHTS[b] for b in shares])
+    share = np.array(list(shares.values()), dtype=float)
+    share = share / share.sum() if share.sum() > 0 else np.full(share.size, 1 / share.size)
+    lo, hi = 0.0, 1.0 / w.min()
+    if rate >= 1.0:
+        return hi
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if (share * np.minimum(1.0, mid * w)).sum() < rate:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def inclusion_probabilities(
+    band: np.ndarray, rate: float, *, shares: dict[str, float] | None = None
+) -> np.ndarray:
+    """Per-check inclusion probabilities ``min(1, c w_band)``, expected share ``rate``.
 
     The bands get probabilities in the ratio of :data:`BAND_WEIGHTS`, capped at
-    1; the common scale is found by bisection so that the sum is ``rate * n``.
+    1. The scale ``c`` makes the expected share drawn equal ``rate`` for band
+    shares ``shares`` (the certification window's, fixed before the draw, so
+    a check's probability depends on its own band alone), else for the
+    checks' own shares.
 
     Examples
     --------
     >>> inclusion_probabilities(np.array(["near", "middle", "far"]), 0.35).round(3).tolist()
     [0.6, 0.3, 0.15]
     """
+    band = np.asarray(band, dtype=object)
+    if len(band) == 0:
+        return np.zeros(0)
+    if shares is None:
+        shares = {b: float((band == b).mean()) for b in BAND_WEIGHTS}
+    c = band_scale(shares, rate)
     w = np.array([BAND_WEIGHTS[b] for b in band], dtype=float)
-    target = rate * len(w)
-    if rate >= 1.0 or len(w) == 0:
-        return np.ones(len(w)) if rate >= 1.0 else np.zeros(0)
-    lo, hi = 0.0, 1.0 / w.min()
-    for _ in range(80):
-        mid = (lo + hi) / 2
-        if np.minimum(1.0, mid * w).sum() < target:
-            lo = mid
-        else:
-            hi = mid
-    return np.minimum(1.0, hi * w)
+    return np.minimum(1.0, c * w)
+
+
+def _band_design(
+    con: duckdb.DuckDBPyConnection, elig: pd.DataFrame, process: str, step: str,
+    verdicts: Sequence[str], rate: float,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Bands and inclusion probabilities of a by-band draw, per verdict."""
+    ref = reference_checks(con, process, step, verdicts)
+    edges = band_edges(ref)
+    band = bands(elig["score"].to_numpy(), elig["verdict"].to_numpy(), elig["yes_no"].to_numpy(),
+                 edges)  # fmt: skip
+    ref_band = bands(ref["score"].to_numpy(), ref["verdict"].to_numpy(), ref["yes_no"].to_numpy(),
+                     edges)  # fmt: skip
+    pi = np.zeros(len(elig))
+    verdict = elig["verdict"].to_numpy(dtype=object)
+    for v in np.unique(verdict):
+        sel = verdict == v
+        fixed = str(v) in edges
+        source = ref_band[ref["verdict"].to_numpy(dtype=object) == v] if fixed else band[sel]
+        shares = {b: float((source == b).mean()) for b in BAND_WEIGHTS}
+        pi[sel] = inclusion_probabilities(band[sel], rate, shares=shares)
+    return band, pi
 
 
 def draw(
@@ -259,10 +349,7 @@ def draw(
     else:
         use_rate = float(rate)
     if by_band:
-        band = bands(
-            elig["score"].to_numpy(), elig["verdict"].to_numpy(), elig["yes_no"].to_numpy()
-        )
-        pi = inclusion_probabilities(band, use_rate)
+        band, pi = _band_design(con, elig, process, step, verdicts, use_rate)
     else:
         band = np.full(n, None, dtype=object)
         pi = np.full(n, use_rate)

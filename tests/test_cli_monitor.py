@@ -13,7 +13,7 @@ from calibrate.cli import app
 runner = CliRunner()
 
 
-def loop(tmp_path, *shift: str) -> dict:
+def loop(tmp_path, *shift: str, draw_args: tuple[str, ...] = ()) -> dict:
     out, db = tmp_path / "exp", str(tmp_path / "c.duckdb")
     sim = ["simulate", "--runs", "3000", "--seed", "1", "--enforce-weeks", "12", "--out", str(out)]
     assert runner.invoke(app, [*sim, *shift]).exit_code == 0
@@ -21,7 +21,7 @@ def loop(tmp_path, *shift: str) -> dict:
     audit_csv = tmp_path / "audit.csv"
     draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", "invoice-matching",
                                "--step", "match_invoice", "--rate", "0.5", "--seed", "3",
-                               "--out", str(audit_csv)])  # fmt: skip
+                               "--out", str(audit_csv), *draw_args])  # fmt: skip
     assert draw.exit_code == 0, draw.output
     review = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(audit_csv)])
     assert review.exit_code == 0, review.output
@@ -79,3 +79,10 @@ def test_ok_without_a_shift(tmp_path):
 def test_bad_format(tmp_path, fmt):
     result = runner.invoke(app, ["monitor", "--db", str(tmp_path / "x.duckdb"), "--format", fmt])
     assert result.exit_code == 2
+
+
+def test_a_stratified_draw_alarms_after_a_shift_too(tmp_path):
+    info = loop(tmp_path, "--shift-week", "4", "--shift", "0.8", draw_args=("--by-band",))
+    step = step_of(info)
+    assert step["status"] == "alarm"
+    assert step["false_pass"]["alarm_at"] > info["truth"]["shift_at"]

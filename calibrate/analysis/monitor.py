@@ -135,8 +135,7 @@ def rate_monitor(
     if audited == 0:
         return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty)
     log_k = log_wealth(z, limit)
-    # The bound is 1/pi whether or not the check was drawn: the bet is placed before the draw.
-    cs: ConfidenceSequence = confidence_sequence(z, 1.0 / pi, delta=delta)
+    cs: ConfidenceSequence = confidence_sequence(z, design_bound(s), delta=delta)
     when = pd.to_datetime(s["decided_at"], utc=True).fillna(pd.to_datetime(s["at"], utc=True))
     first = int(first_crossing(log_k, delta))
     alarm_at = when.iloc[first].to_pydatetime() if first >= 0 else None
@@ -151,6 +150,31 @@ def rate_monitor(
         lower=float(cs.lower[-1]), upper=float(cs.upper[-1]), e_value=float(np.exp(log_k[-1])),
         alarm_at=alarm_at, limit=limit, path=path,
     )  # fmt: skip
+
+
+def design_bound(stream: pd.DataFrame) -> np.ndarray:
+    """The largest value ``z`` can take at each check, from its draw's design alone.
+
+    The confidence sequence's downward bet must be capped by this bound and may
+    not see whether the check was drawn, nor its band (that would let it bet on
+    the band's own rate): a uniform draw's bound is ``1/rate``; a by-band
+    draw's is ``1/pi`` of its far band, ``1 / min(1, c w_far)``, with the
+    draw's scale ``c`` read back from any check's ``pi / w_band``.
+    """
+    from calibrate.audit import BAND_WEIGHTS
+
+    out = 1.0 / stream["inclusion_p"].to_numpy(dtype=float)
+    if "band" not in stream or stream["band"].isna().all():
+        return out
+    w = stream["band"].map(BAND_WEIGHTS).to_numpy(dtype=float)
+    pi = stream["inclusion_p"].to_numpy(dtype=float)
+    draw = stream["draw_id"].to_numpy()
+    for d in np.unique(draw[~np.isnan(w)]):
+        rows = (draw == d) & ~np.isnan(w)
+        scaled = pi[rows] / w[rows]
+        c = scaled[pi[rows] < 1].max() if (pi[rows] < 1).any() else 1.0 / min(BAND_WEIGHTS.values())
+        out[rows] = 1.0 / min(1.0, c * min(BAND_WEIGHTS.values()))
+    return out
 
 
 def share_warning(
@@ -523,7 +547,7 @@ def _read(con: Any, process: str | None, step: str | None):
     streams = con.execute(
         f"""
         SELECT c.process, c.step, c.model, c.verdict, c.checked_at AS "at", e.draw_id, e.position,
-               e.drawn, e.inclusion_p,
+               e.drawn, e.inclusion_p, e.band,
                CASE WHEN l.decision IS NULL THEN NULL
                     ELSE l.decision IN ('approved', 'completed') END AS label,
                l.decided_at
