@@ -17,6 +17,15 @@ workers
     The steps that are not ``calibrate`` commands, run in their own process so
     each has its own peak memory: the floor, the naive baseline, the threshold
     searches.
+power
+    The power study of the threshold search (issue 14), ``python -m
+    benchmarks.power``: calibrate's certified search against the oracle and
+    the peer walk, cell by cell, into ``reports/power.md``.
+regimes
+    The generative regimes of the power study and of
+    ``tests/test_search_validity.py``.
+oracle
+    The best configuration on the true model, and the peer procedures.
 profile_ingest
     Time the ingest SQL pipeline statement by statement, optionally with an
     edited copy of the SQL, to measure a proposed optimisation before applying it.
