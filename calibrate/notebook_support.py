@@ -29,27 +29,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from calibrate.analysis.agreement import AGREEMENT_COLUMNS, APPROVER_COLUMNS
-from calibrate.analysis.stats import MIN_N
+from calibrate.analysis.audit_fixed import (  # noqa: F401 - re-exported for the notebooks
+    audit_catch,
+    audit_detection,
+    planned_audit,
+)
+from calibrate.analysis.displays import (  # noqa: F401 - re-exported for the notebooks
+    RATES,
+    AuditDisplay,
+    IntervalDisplay,
+)
+from calibrate.analysis.displays import RESULT_COLUMNS as _RESULT_COLUMNS
 from calibrate.textsafe import strip_control
 
 #: The committed sample export (the same folder ``calibrate demo`` ingests).
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 
-#: Rates of :func:`calibrate.analysis.agreement.agreement`, for :func:`rate_table`
-#: and :class:`IntervalDisplay`: name -> (column, low, high, numerator, denominator, words).
-RATES: dict[str, tuple[str, str, str, str, str, str]] = {
-    "agree": ("agree", "agree_low", "agree_high", "n_agree", "n_decided",
-              "agreement (decided verdicts)"),
-    "false_pass": ("false_pass_rate", "false_pass_low", "false_pass_high",
-                   "pass_not_acceptable", "n_pass", "false-pass rate, P(not acceptable | pass)"),
-    "false_fail": ("false_fail_rate", "false_fail_low", "false_fail_high",
-                   "fail_acceptable", "n_fail", "false-fail rate, P(acceptable | fail)"),
-    "unsure": ("unsure_rate", "unsure_low", "unsure_high", "n_unsure", "n_checks",
-               "unsure rate (all checks)"),
-    "error": ("error_rate", "error_low", "error_high", "n_error", "n_checks",
-              "error rate (all checks)"),
-}  # fmt: skip
 #: The columns of :func:`disagreements`.
 DISAGREEMENT_COLUMNS = [
     "kind", "process", "step", "run_id", "attempt", "model", "week", "at", "verdict",
@@ -58,8 +53,6 @@ DISAGREEMENT_COLUMNS = [
 #: Kinds of disagreement :func:`disagreements` can list.
 DISAGREEMENT_KINDS = ("false pass", "false fail", "unsure, acceptable", "unsure, not acceptable")
 
-# Columns that are results, not group keys, in the agreement and approver tables.
-_RESULT_COLUMNS = {*AGREEMENT_COLUMNS, *APPROVER_COLUMNS}
 _TEMP_DIRS: list[str] = []
 
 
@@ -373,113 +366,6 @@ def rate_table(
 # --------------------------------------------------------------------------- a figure
 
 
-class IntervalDisplay:
-    """One rate per row of an agreement table, as a point with its 95% interval.
-
-    Rows whose denominator is below :data:`~calibrate.analysis.stats.MIN_N`
-    are drawn hollow and labelled "too few"; each label carries its n.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        A result of :func:`calibrate.analysis.agreement.agreement` (or of
-        :func:`calibrate.analysis.agreement.approvers` for ``rate="agree"`` or
-        ``"approval"``).
-    rate : str, default="agree"
-        A name from :data:`RATES`, or ``"approval"`` for the approver table.
-    keys : sequence of str, optional
-        Columns that name a row (default: the table's group keys).
-    limit : float, optional
-        Drawn as a dashed vertical line (e.g. ``alpha`` for the false-pass rate).
-    title : str, optional
-        Untrusted text is fine; it is made safe.
-    """
-
-    def __init__(
-        self,
-        table: pd.DataFrame,
-        *,
-        rate: str = "agree",
-        keys: Sequence[str] | None = None,
-        limit: float | None = None,
-        title: str | None = None,
-    ) -> None:
-        if rate not in RATES and rate != "approval":
-            raise ValueError(f"unknown rate {rate!r}; allowed: {', '.join([*RATES, 'approval'])}")
-        self.table = table
-        self.rate = rate
-        self.keys = list(
-            keys
-            if keys is not None
-            else table.attrs.get("by", [c for c in table.columns if c not in _RESULT_COLUMNS])
-        )
-        self.limit = limit
-        self.title = title
-
-    def _columns(self) -> tuple[str, str, str, str, str]:
-        if self.rate == "approval":
-            return "approval_rate", "approval_low", "approval_high", "n", "approval rate"
-        col, low, high, _, n, words = RATES[self.rate]
-        return col, low, high, n, words
-
-    def plot(self, ax: Any = None) -> IntervalDisplay:
-        """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_`` and ``figure_``."""
-        from calibrate.report import plots
-
-        col, low, high, ncol, words = self._columns()
-        t = self.table.reset_index(drop=True)
-        if ax is None:
-            ax = plots._new_figure((7.5, 0.9 + 0.32 * max(len(t), 1))).add_subplot()
-        y = np.arange(len(t))[::-1]
-        rate = t[col].to_numpy(dtype=float)
-        lo = t[low].to_numpy(dtype=float)
-        hi = t[high].to_numpy(dtype=float)
-        n = t[ncol].to_numpy(dtype=int)
-        few = n < MIN_N
-        xerr = np.clip(np.vstack([rate - lo, hi - rate]), 0, None)
-        ok = np.isfinite(rate)
-        ax.errorbar(
-            rate[ok], y[ok], xerr=np.where(np.isfinite(xerr[:, ok]), xerr[:, ok], 0),
-            fmt="none", ecolor=plots.ACCENT, capsize=3, lw=1.2,
-        )  # fmt: skip
-        ax.plot(rate[ok & ~few], y[ok & ~few], "o", color=plots.ACCENT, ms=5)
-        ax.plot(rate[ok & few], y[ok & few], "o", mfc="white", color=plots.ACCENT, ms=5)
-        # The approver table's automation-bias hint, so the eye finds it.
-        flag = (
-            t["flag"].fillna(False).to_numpy(dtype=bool) if "flag" in t else np.zeros(len(t), bool)
-        )
-        if (flag & ok).any():
-            ax.plot(rate[flag & ok], y[flag & ok], "o", color=plots.MAP_COLOUR, ms=7,
-                    label="flagged: possible automation bias")  # fmt: skip
-        labels = []
-        for i, row in t.iterrows():  # a loop per row of a summary table
-            name = " · ".join(
-                plots.safe_text(row[k], width=38, max_lines=1) for k in self.keys if k in t
-            )
-            tag = f"n={n[i]}" + (" too few" if few[i] else "") + (", flagged" if flag[i] else "")
-            labels.append(f"{name}  ({tag})")
-        ax.set_yticks(y, labels, fontsize=7)
-        if self.limit is not None:
-            ax.axvline(
-                self.limit, ls="--", lw=1, color=plots.MAP_COLOUR, label=f"limit {self.limit:g}"
-            )
-        if self.limit is not None or (flag & ok).any():
-            ax.legend(loc="best", fontsize=7, frameon=False)
-        if self.rate in ("agree", "approval"):
-            ax.set_xlim(-0.02, 1.02)
-        else:
-            # Error rates are small: zoom in, keeping every interval and the limit in view.
-            top = np.nanmax(np.r_[hi[np.isfinite(hi)], self.limit or 0.0, 0.05])
-            ax.set_xlim(-0.005, min(1.02, top * 1.1))
-        ax.set_ylim(-0.7, len(t) - 0.3)
-        ax.set_xlabel(f"{words}; 95% Wilson interval; hollow: n < {MIN_N}", fontsize=8)
-        ax.grid(True, axis="x", alpha=0.25)
-        if self.title:
-            ax.set_title(plots.safe_text(self.title, width=90), fontsize=9)
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
-
-
 def _duration(seconds: float) -> str:
     if not np.isfinite(seconds):
         return "–"
@@ -587,170 +473,3 @@ def assess_steps(con: Any, filters: Any = None, *, options: Any = None) -> list[
             )  # fmt: skip
         )
     return out
-
-
-def planned_audit(step: Any, options: Any = None) -> tuple[Any, str]:
-    """The audit of a step's passes after the switch, and which thresholds it assumes.
-
-    The report plans the audit only for a certified suggestion (``step.audit``).
-    For a step without one this answers the what-if "and if ``advisory`` were
-    dropped with today's thresholds?", with the same sizing
-    (:func:`calibrate.analysis.readiness.audit_plan`) at the step's recent
-    volume and today's pass share.
-
-    Parameters
-    ----------
-    step : StepReadiness
-        From :func:`assess_steps` or :func:`calibrate.analysis.readiness.assess_store`.
-    options : ReadinessOptions, optional
-        The audit settings (``alpha``, ``audit_weeks``, ``audit_factor``,
-        ``audit_level``, ``audit_power``).
-
-    Returns
-    -------
-    (plan, basis) : (AuditPlan or None, str)
-        ``basis`` says which thresholds the pass share comes from; ``plan`` is
-        ``None`` when the step has no recent volume or no pass share.
-    """
-    from calibrate.analysis.readiness import ReadinessOptions, audit_plan
-
-    if step.audit is not None:
-        return step.audit, "suggested thresholds (certified)"
-    opts = options or ReadinessOptions()
-    share = step.thresholds.current.get("auto_pass")
-    volume = step.volume.checks_per_week
-    if share is None or not np.isfinite(volume) or volume <= 0:
-        return None, "no recent volume or pass share to plan on"
-    plan = audit_plan(
-        alpha=opts.alpha, passes_per_week=volume * float(share), weeks=opts.audit_weeks,
-        factor=opts.audit_factor, level=opts.audit_level, power=opts.audit_power,
-    )  # fmt: skip
-    return plan, "today's thresholds (what-if: nothing certified yet)"
-
-
-def audit_detection(sample_size: int, critical: int, rates: Any) -> pd.DataFrame:
-    """Chance that an audit of ``sample_size`` passes raises its alarm, per true false-pass rate.
-
-    The audit of :func:`calibrate.analysis.readiness.audit_sample_size`
-    raises an alarm when at least ``critical`` of the audited passes turn out
-    not acceptable; with a true false-pass rate ``p`` that count is
-    ``Binomial(sample_size, p)``, so the chance is its upper tail.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``false_pass_rate`` and ``p_alarm``.
-
-    References
-    ----------
-    .. [1] Chow, S.-C., Shao, J. and Wang, H. (2008). Sample Size Calculations
-       in Clinical Research, 2nd ed., §4.1. Chapman & Hall.
-
-    Examples
-    --------
-    >>> audit_detection(169, 14, [0.05, 0.1]).round(3)["p_alarm"].tolist()
-    [0.045, 0.806]
-    """
-    from scipy import stats
-
-    p = np.asarray(rates, dtype=float)
-    return pd.DataFrame(
-        {"false_pass_rate": p, "p_alarm": stats.binom.sf(critical - 1, sample_size, p)}
-    )
-
-
-def audit_catch(submissions: pd.DataFrame, rate: float | None, *, weeks: int = 4) -> dict[str, Any]:
-    """What an audit at ``rate`` would have shown a person over the last ``weeks`` of history.
-
-    Replays the audit on the recorded verdicts: of the labeled passes in the
-    window, the false ones (the person found them not acceptable) are the
-    ones the audit exists to catch. Each pass is audited with probability
-    ``rate``, independently.
-
-    Parameters
-    ----------
-    submissions : pandas.DataFrame
-        One step's checks on one evaluator model, as :func:`calibrate.submissions`.
-    rate : float or None
-        The share of passes audited (``AuditPlan.rate``).
-    weeks : int, default=4
-
-    Returns
-    -------
-    dict
-        ``since``/``until`` (the window), ``passes`` and ``false_passes``
-        (labeled), ``audited`` (expected audited passes), ``caught``
-        (expected false passes shown to a person) and ``p_any`` (chance that
-        at least one is shown).
-    """
-    at = pd.to_datetime(submissions["at"], utc=True)
-    if at.notna().sum() == 0:
-        return {"since": None, "until": None, "passes": 0, "false_passes": 0,
-                "audited": 0.0, "caught": 0.0, "p_any": float("nan")}  # fmt: skip
-    until = at.max()
-    since = until - pd.Timedelta(weeks=weeks)
-    inside = (at > since).to_numpy(dtype=bool)
-    label = submissions["label"].astype("boolean")
-    passed = (submissions["verdict"].astype("string") == "pass").fillna(False).to_numpy(dtype=bool)
-    labeled = label.notna().to_numpy(dtype=bool)
-    bad = ~label.fillna(True).to_numpy(dtype=bool)
-    passes = int((inside & passed & labeled).sum())
-    false_passes = int((inside & passed & bad).sum())
-    r = float(rate) if rate is not None else 0.0
-    return {
-        "since": since,
-        "until": until,
-        "passes": passes,
-        "false_passes": false_passes,
-        "audited": r * passes,
-        "caught": r * false_passes,
-        "p_any": 1.0 - (1.0 - r) ** false_passes if false_passes else float("nan"),
-    }
-
-
-class AuditDisplay:
-    """Chance of an alarm against the true false-pass rate, one line per step's audit plan.
-
-    Parameters
-    ----------
-    plans : mapping of str to AuditPlan
-        A label (e.g. ``"process / step"``) and the plan of
-        :func:`calibrate.analysis.readiness.audit_plan`.
-    """
-
-    def __init__(self, plans: dict[str, Any]) -> None:
-        self.plans = dict(plans)
-
-    def plot(self, ax: Any = None) -> AuditDisplay:
-        """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_`` and ``figure_``."""
-        from calibrate.report import plots
-
-        if ax is None:
-            ax = plots._new_figure((7.0, 4.0)).add_subplot()
-        # The curve depends only on the sample size and alarm count: steps that share them
-        # share one line, with all their names in the legend.
-        groups: dict[tuple[int, int, float, float, float], list[str]] = {}
-        for name, plan in self.plans.items():
-            key = (plan.sample_size, plan.critical, plan.alpha, plan.target, plan.power)
-            groups.setdefault(key, []).append(plots.safe_text(name, width=40, max_lines=1))
-        top = 0.0
-        for i, ((m, c, alpha, target, power), names) in enumerate(groups.items()):
-            grid = np.linspace(0, min(1.0, 4 * target), 200)
-            curve = audit_detection(m, c, grid)
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            label = f"{shown}: {m} audited passes, alarm at {c}"
-            ax.plot(curve["false_pass_rate"], curve["p_alarm"], color=f"C{i % 10}", label=label)
-            top = max(top, grid[-1])
-            ax.axvline(alpha, ls="--", lw=1, color=plots.MUTED)
-            ax.axvline(target, ls=":", lw=1, color=plots.MAP_COLOUR)
-            ax.axhline(power, ls=":", lw=0.8, color=plots.MUTED)
-        ax.set_xlim(0, top or 1.0)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel(
-            "true false-pass rate after the switch (dashed: alpha; dotted: the rise to detect)"
-        )
-        ax.set_ylabel("chance the audit raises its alarm")
-        ax.grid(True, alpha=0.25)
-        ax.legend(loc="lower right", fontsize=7, frameon=False)
-        self.ax_, self.figure_ = ax, ax.figure
-        return self

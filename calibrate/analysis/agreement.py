@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import MIN_N, cohen_kappa, rogan_gladen, wilson_interval
 
 #: Group keys accepted by ``by``; ``approver`` is the decision's ``decided_by``,
@@ -773,17 +774,6 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
             rec["unit"] = df.attrs["unit"]
         records.append(rec)
     return records
-
-
-def _plain(value: object) -> object:
-    """A JSON-ready scalar: NaN/NA become None, NumPy scalars become Python ones."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
 
 
 def approver_records(df: pd.DataFrame) -> list[dict]:

@@ -8,7 +8,7 @@ the evaluator's number to the observed acceptance probability.
 The split follows scikit-learn's calibration module: pure functions compute
 (:func:`bin_edges`, :func:`reliability_bins`, :func:`reliability_curve`,
 :func:`fit_recalibrator`, :func:`calibrate_answers`) and return result objects
-whose ``plot(ax=None)`` draws them through :mod:`calibrate.report.plots`, so
+whose ``plot(ax=None)`` draws them through :mod:`calibrate.analysis.calibration_display`, so
 the report and the notebooks draw the same figures. Nothing here prints.
 
 What is calibrated, by question kind
@@ -598,11 +598,11 @@ class ReliabilityCurve:
         recalibrator: Recalibrator | None = None,
         title: str | None = None,
     ) -> ReliabilityCurve:
-        """Draw the reliability diagram; see :class:`calibrate.report.plots.ReliabilityDisplay`.
+        """Draw the reliability diagram; see :class:`~calibrate.analysis.calibration_display.ReliabilityDisplay`.
 
         Returns ``self``; the display is kept as ``self.display_``.
         """
-        from calibrate.report.plots import ReliabilityDisplay
+        from calibrate.analysis.calibration_display import ReliabilityDisplay
 
         self.display_ = ReliabilityDisplay.from_curve(self, recalibrator=recalibrator, title=title)
         self.display_.plot(ax=ax, hist_ax=hist_ax)

@@ -39,6 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
+from calibrate.analysis.drift import share_warning
 from calibrate.analysis.sequential import (
     ConfidenceSequence,
     confidence_sequence,
@@ -177,36 +178,6 @@ def design_bound(stream: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def share_warning(
-    x: np.ndarray, ref_k: int, ref_n: int, *, delta: float
-) -> tuple[bool, float, tuple[float, float]]:
-    """Has the share of ``x`` moved away from the reference's, by a test valid under looks?
-
-    The reference share's exact two-sided interval at ``1 - delta/2``
-    (Clopper–Pearson) is the null band; two e-processes test "the share now
-    is above its upper end" and "below its lower end", each alarming at
-    ``4/delta``. A false warning, reference error included, has probability at
-    most ``delta``.
-
-    Returns
-    -------
-    warn : bool
-    share : float
-        The share now.
-    band : (float, float)
-        The reference interval.
-    """
-    x = np.asarray(x, dtype=float)
-    lo = float(stats.beta.ppf(delta / 4, ref_k, ref_n - ref_k + 1)) if ref_k > 0 else 0.0
-    hi = float(stats.beta.ppf(1 - delta / 4, ref_k + 1, ref_n - ref_k)) if ref_k < ref_n else 1.0
-    warn = False
-    if hi < 1:
-        warn |= bool(first_crossing(log_wealth(x, max(hi, 1e-9)), delta / 4) >= 0)
-    if lo > 0:
-        warn |= bool(first_crossing(log_wealth(1 - x, max(1 - lo, 1e-9)), delta / 4) >= 0)
-    return warn, float(x.mean()) if x.size else float("nan"), (lo, hi)
-
-
 @dataclass(frozen=True)
 class StepMonitor:
     """What ``calibrate monitor`` says about one enforced step and evaluator model."""
@@ -272,8 +243,8 @@ def _answer_categories(ans: pd.DataFrame, ref: pd.DataFrame) -> dict[str, tuple[
         else:
             col = "name" if kind == "choice" else "level"
             keys = sorted(set(base[col].dropna().astype(str)) | set(now[col].dropna().astype(str)))
-            cats_now = np.array([keys.index(v) for v in now[col].astype(str)])
-            cats_ref = np.array([keys.index(v) for v in base[col].astype(str)])
+            cats_now = pd.Categorical(now[col].astype(str), categories=keys).codes
+            cats_ref = pd.Categorical(base[col].astype(str), categories=keys).codes
             names = [f"answer {k}" for k in keys]
         for i, name in enumerate(names):
             out[f"{ask}\x00{name}"] = (cats_now == i, (cats_ref == i))

@@ -43,25 +43,37 @@ References
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sp_stats
 
 from calibrate.analysis import agreement as agreement_mod
 from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
+from calibrate.analysis.audit_fixed import (  # noqa: F401 - re-exported: the fixed-sample audit
+    AUDIT_METHOD,
+    AuditPlan,
+    audit_plan,
+    audit_sample_size,
+)
+from calibrate.analysis.drift import (  # noqa: F401 - re-exported
+    DRIFT_METHOD,
+    Drift,
+    DriftTest,
+    drift_test,
+    one_sided_increase,
+)
 from calibrate.analysis.monitor import MonitorReport, monitor_store
+from calibrate.analysis.rate import Rate
+from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import (
     MIN_N,
     binomial_upper_bound,
-    two_proportion_test,
     wilson_interval,
 )
 from calibrate.analysis.thresholds import (
@@ -81,16 +93,6 @@ DAYS_PER_MONTH = 365.25 / 12
 MAX_LABELS = 1_000_000
 #: Without a certificate, at least this share more labels is asked for (see assess_step).
 NEEDED_FLOOR = 0.1
-#: How the drift test is done, in words, for the faces to print next to it.
-DRIFT_METHOD = (
-    "one-sided two-proportion z test (pooled variance), recent half worse than earlier half; "
-    "Fisher's exact test when an expected cell count is below 5; the halves split the labeled "
-    "checks at their median time; Bonferroni over the two rates tested"
-)
-AUDIT_METHOD = (
-    "exact one-sided binomial test of H0: false-pass rate <= alpha on a uniform random sample "
-    "of the check's passes, reviewed by a person; sized for the stated power at 2 x alpha"
-)
 
 
 # --------------------------------------------------------------------------- options
@@ -139,116 +141,6 @@ class Criterion:
             "blocks": self.blocks,
             "label": self.label,
             "detail": self.detail,
-        }
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A count out of a total with its 95% Wilson interval."""
-
-    k: int
-    n: int
-
-    @property
-    def rate(self) -> float:
-        return self.k / self.n if self.n else float("nan")
-
-    @property
-    def ci(self) -> tuple[float, float]:
-        low, high = wilson_interval(self.k, self.n)
-        return float(low), float(high)
-
-    @property
-    def too_few(self) -> bool:
-        return self.n < MIN_N
-
-    def text(self) -> str:
-        """``"4.1% (9 of 219; 95% CI 2.2–7.6%)"``, or ``"too few (n=12)"`` below ``MIN_N``."""
-        if self.n == 0:
-            return "no data (n=0)"
-        if self.too_few:
-            return f"too few to say ({self.k} of {self.n}, n<{MIN_N})"
-        low, high = self.ci
-        return f"{self.rate:.1%} ({self.k} of {self.n}; 95% CI {low:.1%}–{high:.1%})"
-
-    def to_dict(self) -> dict[str, Any]:
-        low, high = self.ci
-        return {
-            "k": self.k,
-            "n": self.n,
-            "rate": _plain(self.rate),
-            "ci": [_plain(low), _plain(high)],
-        }
-
-
-@dataclass(frozen=True)
-class DriftTest:
-    """Earlier vs recent half of the window, on one rate.
-
-    Attributes
-    ----------
-    rate : str
-        ``"false_pass"`` (P(not acceptable | pass)) or ``"disagreement"``
-        (share of decided verdicts the person contradicted).
-    earlier, recent : Rate
-    p_value : float
-        One-sided: evidence that the recent rate is higher. NaN when a half is empty.
-    method : str
-        ``"z"`` or ``"fisher"``.
-    level : float
-        The level this test is judged at (``drift_level`` / number of tests).
-    """
-
-    rate: str
-    earlier: Rate
-    recent: Rate
-    p_value: float
-    method: str
-    level: float
-
-    @property
-    def testable(self) -> bool:
-        return bool(np.isfinite(self.p_value))
-
-    @property
-    def drifted(self) -> bool:
-        return self.testable and self.p_value <= self.level
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rate": self.rate,
-            "earlier": self.earlier.to_dict(),
-            "recent": self.recent.to_dict(),
-            "p_value": _plain(self.p_value),
-            "method": self.method,
-            "level": self.level,
-            "drifted": self.drifted,
-        }
-
-
-@dataclass(frozen=True)
-class Drift:
-    """The drift test of a step: where the window was split and the tests."""
-
-    split_at: str | None
-    tests: tuple[DriftTest, ...]
-    method: str = DRIFT_METHOD
-
-    @property
-    def drifted(self) -> bool:
-        return any(t.drifted for t in self.tests)
-
-    @property
-    def testable(self) -> bool:
-        return bool(self.tests) and all(t.testable for t in self.tests)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "split_at": self.split_at,
-            "drifted": self.drifted,
-            "testable": self.testable,
-            "tests": [t.to_dict() for t in self.tests],
-            "method": self.method,
         }
 
 
@@ -307,258 +199,7 @@ class Volume:
         }
 
 
-@dataclass(frozen=True)
-class AuditPlan:
-    """A random audit of the check's passes after ``advisory`` is dropped.
-
-    Attributes
-    ----------
-    rate : float or None
-        Share of passes a person should keep reviewing (``None`` when the step
-        passes nothing, so there is nothing to audit).
-    sample_size : int
-        Audited passes the test needs (:func:`audit_sample_size`).
-    per_week : float
-        Audited passes per week at ``rate`` and the step's volume.
-    weeks : int
-        The detection window the plan is sized for.
-    weeks_at_full_review : float or None
-        Weeks to collect ``sample_size`` when every pass is reviewed; above
-        ``weeks`` the goal cannot be met at this volume.
-    alpha, target, level, power : float
-        The null rate, the rise detected, the false-alarm level and the power.
-    critical : int
-        Alarm when at least this many of the ``sample_size`` audited passes
-        turn out not acceptable.
-    """
-
-    rate: float | None
-    sample_size: int
-    per_week: float
-    weeks: int
-    weeks_at_full_review: float | None
-    alpha: float
-    target: float
-    level: float
-    power: float
-    critical: int
-    method: str = AUDIT_METHOD
-
-    @property
-    def attainable(self) -> bool:
-        return self.weeks_at_full_review is not None and self.weeks_at_full_review <= self.weeks
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: _plain(v) for k, v in asdict(self).items()} | {"attainable": self.attainable}
-
-
 # --------------------------------------------------------------------------- statistics
-
-
-def audit_sample_size(
-    alpha: float, *, factor: float = 2.0, level: float = 0.05, power: float = 0.8,
-    max_n: int = 200_000,
-) -> tuple[int, int]:  # fmt: skip
-    """Audited passes needed to detect a false-pass rate of ``factor x alpha``.
-
-    After ``advisory`` is dropped a person reviews a uniform random sample of
-    the check's passes. Of ``m`` audited passes, ``X`` turn out not acceptable,
-    ``X ~ Binomial(m, p)`` with ``p`` the false-pass rate. The audit raises an
-    alarm when ``X >= c``, with ``c`` the smallest count such that
-    ``P(Binomial(m, alpha) >= c) <= level`` (an exact one-sided test of
-    ``H0: p <= alpha``, so a check that still meets its promise raises a false
-    alarm at most ``level`` of the time). Its power against ``p1 = factor x
-    alpha`` is ``P(Binomial(m, p1) >= c)``. The sample size returned is the
-    smallest ``m`` whose power reaches ``power``.
-
-    Because ``X`` is discrete the power is not monotone in ``m`` (a saw-tooth);
-    the smallest ``m`` reaching the target is returned, as exact binomial
-    sample-size tables do. For orientation, the normal approximation is::
-
-        m ≈ ((z_{1-level} sqrt(alpha (1 - alpha)) + z_{power} sqrt(p1 (1 - p1))) / (p1 - alpha))^2
-
-    which gives 149 for ``alpha = 0.05``, ``factor = 2``, ``level = 0.05``,
-    ``power = 0.8``; the exact answer is close.
-
-    Parameters
-    ----------
-    alpha : float
-        The false-pass rate promised (the null).
-    factor : float, default=2.0
-        The rise to detect, as a multiple of ``alpha``.
-    level : float, default=0.05
-        False-alarm probability of the test.
-    power : float, default=0.8
-        Probability of an alarm when the rate is ``factor x alpha``.
-    max_n : int, default=200000
-        Search limit.
-
-    Returns
-    -------
-    (m, c) : tuple of int
-        The sample size and the alarm threshold (alarm when ``X >= c``).
-
-    References
-    ----------
-    .. [1] Chow, S.-C., Shao, J. and Wang, H. (2008). Sample Size Calculations
-       in Clinical Research, 2nd ed., §4.1 (one-sample binomial, exact).
-       Chapman & Hall.
-
-    Examples
-    --------
-    >>> m, c = audit_sample_size(0.05)
-    >>> m, c
-    (169, 14)
-    """
-    p1 = factor * alpha
-    if not 0 < alpha < p1 < 1:
-        raise ValueError(f"need 0 < alpha < factor x alpha < 1, got alpha={alpha}, factor={factor}")
-    if not 0 < level < 1 or not 0 < power < 1:
-        raise ValueError(f"level and power must be in (0, 1), got {level} and {power}")
-    return _audit_sample_size(float(alpha), float(p1), float(level), float(power), int(max_n))
-
-
-@functools.lru_cache(maxsize=64)
-def _audit_sample_size(
-    alpha: float, p1: float, level: float, power: float, max_n: int
-) -> tuple[int, int]:
-    z = sp_stats.norm.ppf
-    approx = ((z(1 - level) * math.sqrt(alpha * (1 - alpha)) + z(power) * math.sqrt(p1 * (1 - p1)))
-              / (p1 - alpha)) ** 2  # fmt: skip
-    # The exact answer lies near the normal approximation: search a window around it,
-    # from 1 so that the smallest qualifying size is found, widening if needed.
-    hi = min(max_n, int(4 * approx) + 100)
-    while True:
-        m = np.arange(1, hi + 1)
-        # k: the largest count still compatible with H0 at this level; alarm at k + 1.
-        k = sp_stats.binom.isf(level, m, alpha)
-        k = np.where(sp_stats.binom.sf(k, m, alpha) > level, k + 1, k)
-        pw = sp_stats.binom.sf(k, m, p1)
-        hit = np.flatnonzero(pw >= power)
-        if hit.size:
-            i = int(hit[0])
-            return int(m[i]), int(k[i]) + 1
-        if hi >= max_n:
-            raise ValueError(f"no audit of up to {max_n} passes reaches power {power}")
-        hi = min(max_n, hi * 4)
-
-
-def audit_plan(
-    *, alpha: float, passes_per_week: float, weeks: int = 4, factor: float = 2.0,
-    level: float = 0.05, power: float = 0.8,
-) -> AuditPlan:  # fmt: skip
-    """The share of passes to audit so a rise to ``factor x alpha`` shows within ``weeks``.
-
-    ``rate = m / (weeks x passes_per_week)``, capped at 1, with ``m`` from
-    :func:`audit_sample_size`. When even reviewing every pass collects fewer
-    than ``m`` in ``weeks``, the rate is 1 and ``weeks_at_full_review`` says
-    how long detection takes.
-    """
-    m, c = audit_sample_size(alpha, factor=factor, level=level, power=power)
-    if not np.isfinite(passes_per_week) or passes_per_week <= 0:
-        return AuditPlan(None, m, 0.0, weeks, None, alpha, factor * alpha, level, power, c)
-    rate = min(1.0, m / (weeks * passes_per_week))
-    return AuditPlan(
-        rate=rate,
-        sample_size=m,
-        per_week=rate * passes_per_week,
-        weeks=weeks,
-        weeks_at_full_review=m / passes_per_week,
-        alpha=alpha,
-        target=factor * alpha,
-        level=level,
-        power=power,
-        critical=c,
-    )
-
-
-def one_sided_increase(
-    k_early: int, n_early: int, k_recent: int, n_recent: int
-) -> tuple[float, str]:
-    """One-sided p-value that the recent proportion exceeds the earlier one.
-
-    The pooled two-proportion z test [1]_ (half of the two-sided p-value of
-    :func:`calibrate.analysis.stats.two_proportion_test` in the direction of
-    the difference), or Fisher's exact test when an expected cell count is
-    below 5, where the normal approximation is poor.
-
-    Returns
-    -------
-    (p_value, method) : tuple
-        NaN when a half is empty; ``method`` is ``"z"`` or ``"fisher"``.
-
-    References
-    ----------
-    .. [1] Agresti, A. (2013). Categorical Data Analysis, 3rd ed., §3.1, §3.5.
-    """
-    if n_early == 0 or n_recent == 0:
-        return float("nan"), "z"
-    total = k_early + k_recent
-    n = n_early + n_recent
-    expected = np.array([n_early, n_recent]) * np.array([[total / n], [(n - total) / n]])
-    if expected.min() < 5:
-        table = [[k_recent, n_recent - k_recent], [k_early, n_early - k_early]]
-        return float(sp_stats.fisher_exact(table, alternative="greater").pvalue), "fisher"
-    two = float(two_proportion_test(k_recent, n_recent, k_early, n_early))
-    up = k_recent / n_recent > k_early / n_early
-    return (two / 2 if up else 1 - two / 2), "z"
-
-
-def drift_test(at: Any, verdict: Any, label: Any, *, level: float = 0.05) -> Drift:
-    """Did the false-pass or the disagreement rate rise from the earlier to the recent half?
-
-    The labeled checks are split at their median time into an earlier and a
-    recent half (equal counts, so both halves carry the same weight whatever
-    the volume did). Two rates are compared, each with a one-sided test
-    (:func:`one_sided_increase`) at ``level / 2`` (Bonferroni): the
-    false-pass rate P(not acceptable | pass) and the disagreement rate over
-    decided verdicts (pass while not acceptable, or fail while acceptable).
-    Only a rise counts: a check that got better does not block, because the
-    bound from the whole window is then conservative for the recent part.
-
-    Parameters
-    ----------
-    at : array-like of datetime
-        Time of each labeled check.
-    verdict : array-like of str
-        The recorded verdicts.
-    label : array-like of bool
-        True = acceptable.
-    level : float, default=0.05
-        Family-wise level over the two tests.
-
-    Returns
-    -------
-    Drift
-    """
-    at = pd.to_datetime(pd.Series(at), utc=True).reset_index(drop=True)
-    v = pd.Series(verdict, dtype=object).reset_index(drop=True).astype(str).to_numpy()
-    y = pd.Series(label).reset_index(drop=True).astype(bool).to_numpy()
-    ok = at.notna().to_numpy()
-    at, v, y = at[ok], v[ok], y[ok]
-    tests: list[DriftTest] = []
-    per_test = level / 2
-    if len(at) < 2:
-        empty = Rate(0, 0)
-        for name in ("false_pass", "disagreement"):
-            tests.append(DriftTest(name, empty, empty, float("nan"), "z", per_test))
-        return Drift(None, tuple(tests))
-    order = np.argsort(at.array.asi8, kind="stable")  # integer times: no Timestamp objects
-    recent = np.zeros(len(at), dtype=bool)
-    recent[order[len(order) // 2 :]] = True
-    split_at = at.iloc[order[len(order) // 2]].isoformat()
-    passed = v == "pass"
-    decided = passed | (v == "fail")
-    disagree = (passed & ~y) | ((v == "fail") & y)
-    for name, event, base in (
-        ("false_pass", passed & ~y, passed),
-        ("disagreement", disagree, decided),
-    ):
-        early_r = Rate(int((event & base & ~recent).sum()), int((base & ~recent).sum()))
-        recent_r = Rate(int((event & base & recent).sum()), int((base & recent).sum()))
-        p, method = one_sided_increase(early_r.k, early_r.n, recent_r.k, recent_r.n)
-        tests.append(DriftTest(name, early_r, recent_r, p, method, per_test))
-    return Drift(split_at, tuple(tests))
 
 
 def labels_needed(
@@ -2011,16 +1652,6 @@ def _num(value: Any) -> float | None:
 def _pct(value: Any) -> str:
     v = _num(value)
     return "–" if v is None else f"{v:.1%}"
-
-
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _plain_tree(value: Any) -> Any:

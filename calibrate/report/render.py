@@ -35,6 +35,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from calibrate.analysis.audit import SequentialAuditPlan
+from calibrate.analysis.displays import WeeklyDisplay  # noqa: F401 - re-exported
 from calibrate.analysis.readiness import (
     DECISIONS,
     AuditPlan,
@@ -165,75 +166,6 @@ def _backtick_runs(text: str) -> Iterable[str]:
 
 
 # --------------------------------------------------------------------------- figures
-
-
-class WeeklyDisplay:
-    """Agreement and false-pass rate by week, one line per evaluator model, with 95% intervals.
-
-    Parameters
-    ----------
-    by_week : pandas.DataFrame
-        :func:`calibrate.analysis.agreement.agreement` grouped by
-        ``["model", "week"]``.
-    alpha : float, optional
-        Drawn as the false-pass limit.
-    title : str, optional
-        Untrusted text is fine; it is made safe.
-
-    Weeks with fewer than :data:`~calibrate.analysis.stats.MIN_N` decided
-    verdicts are drawn hollow.
-    """
-
-    def __init__(
-        self, by_week: pd.DataFrame, *, alpha: float | None = None, title: str | None = None
-    ) -> None:
-        self.by_week = by_week
-        self.alpha = alpha
-        self.title = title
-
-    def plot(self, ax: Any = None) -> WeeklyDisplay:
-        """Draw on ``ax`` (a pair of axes) or a new figure; returns ``self``."""
-        if ax is None:
-            fig = plots._new_figure((8.0, 4.6))
-            axes = fig.subplots(2, 1, sharex=True)
-        else:
-            axes = ax
-        # Checks without a time have no week: they are in the tables, not on the time axis.
-        df = self.by_week[self.by_week["week"].notna()].copy()
-        weeks = sorted(df["week"].astype(str).unique())
-        pos = {w: i for i, w in enumerate(weeks)}
-        colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"]
-        for j, (model, g) in enumerate(df.groupby("model", sort=True, dropna=False)):
-            x = np.array([pos[str(w)] for w in g["week"]], dtype=float)
-            colour = colours[j % len(colours)]
-            for axis, rate, low, high, n in (
-                (axes[0], "agree", "agree_low", "agree_high", "n_decided"),
-                (axes[1], "false_pass_rate", "false_pass_low", "false_pass_high", "n_pass"),
-            ):
-                y = g[rate].to_numpy(dtype=float)
-                lo = g[low].to_numpy(dtype=float)
-                hi = g[high].to_numpy(dtype=float)
-                few = g[n].to_numpy() < MIN_N
-                yerr = np.clip(np.vstack([y - lo, hi - y]), 0, None)
-                axis.errorbar(x, y, yerr=yerr, color=colour, lw=1, capsize=2, fmt="-",
-                              label=plots.safe_text(model, width=40, max_lines=1))  # fmt: skip
-                axis.plot(x[~few], y[~few], "o", color=colour, ms=4)
-                axis.plot(x[few], y[few], "o", mfc="white", color=colour, ms=4)
-        if self.alpha is not None:
-            axes[1].axhline(self.alpha, ls="--", lw=1, color=plots.MAP_COLOUR, label="alpha")
-        axes[0].set_ylabel("agreement")
-        axes[1].set_ylabel("false-pass rate")
-        axes[0].set_ylim(-0.02, 1.02)
-        axes[1].set_ylim(bottom=-0.01)
-        for axis in axes:
-            axis.grid(True, alpha=0.25)
-        axes[0].legend(loc="lower left", fontsize=7, frameon=False)
-        axes[1].set_xticks(range(len(weeks)), weeks, rotation=45, ha="right", fontsize=7)
-        axes[1].set_xlabel(f"week (Monday); hollow: fewer than {MIN_N} in the denominator")
-        if self.title:
-            axes[0].set_title(plots.safe_text(self.title, width=90), fontsize=9)
-        self.ax_, self.figure_ = axes, axes[0].figure
-        return self
 
 
 def _png(fig: Any) -> bytes:
