@@ -110,6 +110,14 @@ def test_low_volume_says_the_audit_does_not_pay():
     plan = plan_audit(passes_per_week=5, alpha=ALPHA, delta=DELTA, weeks=4)
     assert not plan.pays
     assert "pre-screening" in plan.text()
+    # The bundled sample's READY step passes about 55 a week: no rate catches a doubling in 4
+    # weeks, and the plan names the longer window at which auditing half the passes does.
+    plan = plan_audit(passes_per_week=55, alpha=ALPHA, delta=DELTA, weeks=4)
+    assert plan.rate is None and plan.longer_weeks is not None
+    assert f"within {plan.longer_weeks} weeks" in plan.text()
+    p = detection_probability(0.5, passes_per_week=55, weeks=plan.longer_weeks, alpha=ALPHA,
+                              delta=DELTA, true_rate=2 * ALPHA, seed=5)[0]  # fmt: skip
+    assert p >= plan.power - 0.07
 
 
 def test_weighted_estimate_is_unbiased_under_a_stratified_draw():

@@ -24,6 +24,8 @@ from calibrate.analysis.sequential import first_crossing, log_wealth
 
 #: Above this share of the passes an audit is said not to pay.
 PAYS_LIMIT = 0.5
+#: The longest window a plan that does not pay looks for.
+MAX_WEEKS = 52
 #: Rates tried, smallest first.
 RATE_GRID = np.r_[0.001, 0.002, 0.005, np.arange(0.01, 0.1, 0.01), np.arange(0.1, 1.0001, 0.05)]
 #: Streams simulated per plan, and the most eligible checks simulated per stream.
@@ -53,6 +55,10 @@ class SequentialAuditPlan:
     alpha, delta : float
     pays : bool
         False when the rate needed is above :data:`PAYS_LIMIT` or none suffices.
+    longer_weeks : int or None
+        When the audit does not pay: the shortest window (up to
+        :data:`MAX_WEEKS`) within which auditing :data:`PAYS_LIMIT` of the
+        passes catches the rise with probability ``power``.
     """
 
     rate: float | None
@@ -65,9 +71,18 @@ class SequentialAuditPlan:
     alpha: float
     delta: float
     pays: bool
+    longer_weeks: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    def _longer(self) -> str:
+        if self.longer_weeks is None:
+            return f"or accept a longer window (auditing {PAYS_LIMIT:.0%} of the passes does not reach it within {MAX_WEEKS} weeks)"
+        return (
+            f"or accept a longer window: auditing {PAYS_LIMIT:.0%} of the passes catches it within "
+            f"{self.longer_weeks} weeks"
+        )
 
     def text(self) -> str:
         """One paragraph for a person."""
@@ -79,7 +94,7 @@ class SequentialAuditPlan:
                 f"At {self.passes_per_week:.0f} passes a week, even reviewing every pass does not "
                 f"catch {rise} within {self.weeks} weeks with probability {self.power:.0%} "
                 f"(reached: {self.achieved:.0%}). An audit does not pay at this volume: keep the "
-                f"approval as pre-screening, or accept a longer window."
+                f"approval as pre-screening, {self._longer()}."
             )
         body = (
             f"Audit {self.rate:.0%} of the passes (about {self.per_week:.1f} a week of "
@@ -91,7 +106,7 @@ class SequentialAuditPlan:
         if not self.pays:
             body += (
                 f" That is more than {PAYS_LIMIT:.0%} of the passes: the audit eats most of what "
-                f"the switch saves. Keep the approval as pre-screening, or accept a longer window."
+                f"the switch saves. Keep the approval as pre-screening, {self._longer()}."
             )
         return body
 
@@ -195,16 +210,44 @@ def plan_audit(
             else:
                 lo = mid
     ok = np.flatnonzero(probs >= power)
+    if ok.size == 0 or grid[int(ok[0])] > PAYS_LIMIT:
+        longer = _longer_weeks(passes_per_week, alpha=alpha, delta=delta, true_rate=true_rate,
+                               power=power, seed=seed)  # fmt: skip
     if ok.size == 0:
         return SequentialAuditPlan(
             rate=None, per_week=None, passes_per_week=float(passes_per_week), weeks=weeks,
             factor=factor, power=power, achieved=prob(grid.size - 1), alpha=alpha, delta=delta,
-            pays=False,
+            pays=False, longer_weeks=longer,
         )  # fmt: skip
     i = int(ok[0])
     rate = float(round(grid[i], 4))
     return SequentialAuditPlan(
         rate=rate, per_week=rate * float(passes_per_week), passes_per_week=float(passes_per_week),
         weeks=weeks, factor=factor, power=power, achieved=float(probs[i]), alpha=alpha,
-        delta=delta, pays=rate <= PAYS_LIMIT,
+        delta=delta, pays=rate <= PAYS_LIMIT, longer_weeks=None if rate <= PAYS_LIMIT else longer,
     )  # fmt: skip
+
+
+def _longer_weeks(
+    passes_per_week: float, *, alpha: float, delta: float, true_rate: float, power: float,
+    seed: int,
+) -> int | None:  # fmt: skip
+    """The shortest window (weeks, bisection up to MAX_WEEKS) at which auditing PAYS_LIMIT suffices."""
+    if passes_per_week <= 0:
+        return None
+
+    def enough(w: int) -> bool:
+        p = detection_probability(PAYS_LIMIT, passes_per_week=passes_per_week, weeks=w,
+                                  alpha=alpha, delta=delta, true_rate=true_rate, seed=seed)  # fmt: skip
+        return bool(p[0] >= power)
+
+    if not enough(MAX_WEEKS):
+        return None
+    lo, hi = 0, MAX_WEEKS
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
