@@ -255,6 +255,12 @@ def test_rogan_gladen_function():
     assert float(rogan_gladen(0.05, 0.9, 0.8, clip=False)) == pytest.approx(-0.15 / 0.7)
 
 
+def decided_prevalence(pi, given_acc=(0.80, 0.05, 0.12, 0.03), given_not=(0.10, 0.70, 0.17, 0.03)):
+    """The acceptable share among submissions with a pass or fail verdict (what is estimated)."""
+    acc, not_acc = pi * (given_acc[0] + given_acc[1]), (1 - pi) * (given_not[0] + given_not[1])
+    return acc / (acc + not_acc)
+
+
 def test_corrected_pass_rate_recovers_known_prevalence():
     rng = np.random.default_rng(13)
     lab = synth(6000, rng, prevalence=0.75)
@@ -262,11 +268,13 @@ def test_corrected_pass_rate_recovers_known_prevalence():
     unl["check_id"] = "u" + unl["check_id"]
     df = pd.concat([lab, unl], ignore_index=True)
     row = corrected_pass_rate(df, n_boot=1000).iloc[0]
+    target = decided_prevalence(0.55)
     assert row["n_labeled"] == 6000 and row["n_unlabeled"] == 6000
-    assert row["low"] <= 0.55 <= row["high"]
-    assert row["estimate"] == pytest.approx(0.55, abs=0.03)
+    assert row["n_unlabeled_decided"] == int((unl["verdict"].isin(["pass", "fail"])).sum())
+    assert row["low"] <= target <= row["high"]
+    assert row["estimate"] == pytest.approx(target, abs=0.03)
     # The check's raw pass rate is far from the truth; the correction is the point.
-    assert abs(row["apparent_pass_rate"] - 0.55) > 0.05
+    assert abs(row["apparent_pass_rate"] - target) > 0.03 > abs(row["estimate"] - target) * 2
     assert row["note"] == ""
 
 
@@ -278,7 +286,8 @@ def test_corrected_pass_rate_coverage():
         unl = synth(400, rng, prevalence=0.5, labeled=False, process=f"rep{r:03d}")
         parts += [lab, unl]
     out = corrected_pass_rate(pd.concat(parts, ignore_index=True), by="process", n_boot=400)
-    covered = ((out["low"] <= 0.5) & (0.5 <= out["high"])).mean()
+    target = decided_prevalence(0.5)
+    covered = ((out["low"] <= target) & (target <= out["high"])).mean()
     assert covered >= 0.88, covered
 
 
@@ -294,6 +303,26 @@ def test_corrected_pass_rate_notes():
     assert np.isnan(out["estimate"]) and "does not tell" in out["note"]
     with pytest.raises(ValueError, match="cannot group unlabeled"):
         corrected_pass_rate(lab, by=["approver"])
+
+
+def test_corrected_pass_rate_withholds_what_it_cannot_estimate():
+    """Unlabeled submissions that are all unsure are not 0% acceptable: no estimate (issue 18)."""
+    rng = np.random.default_rng(17)
+    lab = synth(400, rng, prevalence=0.7)
+    unsure = synth(
+        40, rng, prevalence=0.7, labeled=False, given_acc=(0, 0, 1, 0), given_not=(0, 0, 1, 0)
+    )
+    out = corrected_pass_rate(pd.concat([lab, unsure], ignore_index=True)).iloc[0]
+    assert out["n_unlabeled"] == 40 and out["n_unlabeled_decided"] == 0
+    assert np.isnan(out["estimate"]) and np.isnan(out["low"]) and np.isnan(out["high"])
+    assert "none of the 40 unlabeled submissions has a pass or fail verdict" in out["note"]
+    # Every resample at the bound (a perfect check on the labels, only passes unlabeled): no
+    # zero-width interval.
+    perfect = synth(200, rng, prevalence=0.7, given_acc=(1, 0, 0, 0), given_not=(0, 1, 0, 0))
+    passes = synth(30, rng, prevalence=1.0, labeled=False, given_acc=(1, 0, 0, 0))
+    out = corrected_pass_rate(pd.concat([perfect, passes], ignore_index=True), n_boot=200).iloc[0]
+    assert out["estimate"] == 1.0 and np.isnan(out["low"]) and np.isnan(out["high"])
+    assert "no interval" in out["note"]
 
 
 def test_corrected_pass_rate_ignores_superseded_checks():

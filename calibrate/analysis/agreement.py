@@ -89,7 +89,7 @@ APPROVER_COLUMNS = [
 ]  # fmt: skip
 #: Columns of :func:`corrected_pass_rate` after the group keys.
 CORRECTED_COLUMNS = [
-    "n_labeled", "n_unlabeled", "labeled_acceptable_rate", "apparent_pass_rate",
+    "n_labeled", "n_unlabeled", "n_unlabeled_decided", "labeled_acceptable_rate", "apparent_pass_rate",
     "tpr", "tnr", "estimate", "low", "high", "n_boot", "note",
 ]  # fmt: skip
 
@@ -566,20 +566,28 @@ def corrected_pass_rate(
     seed: int = 0,
     min_n: int = MIN_N,
 ) -> pd.DataFrame:
-    """Estimated true acceptable rate of the **unlabeled** submissions, per group.
+    """Estimated true acceptable rate of the **unlabeled** submissions the check decided, per group.
 
-    Once approvals stop, the check's own pass rate is all that is observed.
-    With the check's sensitivity ``tpr = P(pass | acceptable)`` and
-    specificity ``tnr = P(not pass | not acceptable)`` measured on the
-    labeled submissions of the same group, the Rogan-Gladen estimator [1]_
-    corrects the apparent pass rate ``q`` of the unlabeled ones::
+    Once approvals stop, the check's own verdicts are all that is observed for
+    the submissions it decides alone (pass or fail); an unsure one still goes
+    to a person. So the estimate is for the unlabeled submissions with a pass
+    or fail verdict, and unsure (and error) verdicts are a class of their own,
+    counted and left out on both sides: lumping them with fails would read an
+    unlabeled set of unsure verdicts as 0% acceptable. With the check's
+    sensitivity ``tpr = P(pass | acceptable, decided)`` and specificity
+    ``tnr = P(fail | not acceptable, decided)`` measured on the labeled
+    submissions of the same group, the Rogan-Gladen estimator [1]_ corrects
+    the apparent pass rate ``q`` of the decided unlabeled ones::
 
         estimate = (q + tnr - 1) / (tpr + tnr - 1), clipped to [0, 1]
 
     The interval is a percentile bootstrap [2]_ that resamples both sets:
-    the labeled 2x2 table (pass / not pass x acceptable / not) from a
+    the labeled 2x2 table (pass / fail x acceptable / not) from a
     multinomial and the unlabeled pass count from a binomial, so the
-    uncertainty of ``tpr``, ``tnr`` and ``q`` all count.
+    uncertainty of ``tpr``, ``tnr`` and ``q`` all count. An interval of zero
+    width (every resample at one value, as when the estimate is clipped at a
+    bound every time) is not reported: it would claim a certainty the
+    resampling cannot give.
 
     Assumes the labeled submissions are representative of the unlabeled ones
     (same step, model and kind of work); a drift breaks the correction.
@@ -606,8 +614,10 @@ def corrected_pass_rate(
     Returns
     -------
     pandas.DataFrame
-        The key columns, then :data:`CORRECTED_COLUMNS`: ``apparent_pass_rate``
-        of the unlabeled set, ``tpr``/``tnr`` from the labeled set,
+        The key columns, then :data:`CORRECTED_COLUMNS`: ``n_unlabeled`` (all
+        unlabeled latest checks) and ``n_unlabeled_decided`` (those with a pass
+        or fail verdict, the ones estimated), ``apparent_pass_rate`` of the
+        decided unlabeled set, ``tpr``/``tnr`` from the labeled set,
         ``labeled_acceptable_rate`` for comparison, the clipped
         ``estimate`` with its interval ``low``/``high``, and a ``note`` saying
         why a value is missing. NaN where there is nothing to correct (no
@@ -638,28 +648,37 @@ def corrected_pass_rate(
     acc = label.fillna(False).to_numpy(dtype=bool)
     latest = submissions["is_latest"].astype("boolean").fillna(True).to_numpy(dtype=bool)
     unlabeled = ~labeled & latest
-    passed = (submissions["verdict"].astype("string") == "pass").fillna(False).to_numpy(dtype=bool)
+    verdict = submissions["verdict"].astype("string")
+    passed = (verdict == "pass").fillna(False).to_numpy(dtype=bool)
+    failed = (verdict == "fail").fillna(False).to_numpy(dtype=bool)
+    decided = passed | failed
     values = pd.DataFrame(
         {
             "tp": (labeled & acc & passed).astype(np.int64),
-            "fn": (labeled & acc & ~passed).astype(np.int64),
+            "fn": (labeled & acc & failed).astype(np.int64),
             "fp": (labeled & ~acc & passed).astype(np.int64),
-            "tn": (labeled & ~acc & ~passed).astype(np.int64),
+            "tn": (labeled & ~acc & failed).astype(np.int64),
+            "n_lab_all": labeled.astype(np.int64),
+            "n_acc_all": (labeled & acc).astype(np.int64),
             "n_unlabeled": unlabeled.astype(np.int64),
+            "n_unlabeled_decided": (unlabeled & decided).astype(np.int64),
             "u_pass": (unlabeled & passed).astype(np.int64),
         },
         index=submissions.index,
     )
     out = _group_sums(_key_frame(submissions, keys), values)
     tp, fn, fp, tn = (out[c].to_numpy(dtype=float) for c in ("tp", "fn", "fp", "tn"))
-    n_unl = out["n_unlabeled"].to_numpy(dtype=float)
+    n_all = out["n_unlabeled"].to_numpy(dtype=float)
+    n_unl = out["n_unlabeled_decided"].to_numpy(dtype=float)
     u_pass = out["u_pass"].to_numpy(dtype=float)
-    n_lab = tp + fn + fp + tn
+    n_lab = out["n_lab_all"].to_numpy(dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         tpr = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
         tnr = np.where(fp + tn > 0, tn / (fp + tn), np.nan)
         q = np.where(n_unl > 0, u_pass / n_unl, np.nan)
-        out["labeled_acceptable_rate"] = np.where(n_lab > 0, (tp + fn) / n_lab, np.nan)
+        out["labeled_acceptable_rate"] = np.where(
+            n_lab > 0, out["n_acc_all"].to_numpy(dtype=float) / n_lab, np.nan
+        )
     out["n_labeled"] = n_lab.astype(np.int64)
     out["apparent_pass_rate"] = q
     out["tpr"] = tpr
@@ -674,9 +693,15 @@ def corrected_pass_rate(
         )
         lows.append(lo)
         highs.append(hi)
-        notes.append(
-            _rg_note(tp[i] + fn[i], fp[i] + tn[i], n_unl[i], tpr[i], tnr[i], raw[i], min_n)
+        note = _rg_note(
+            tp[i] + fn[i], fp[i] + tn[i], n_unl[i], n_all[i], tpr[i], tnr[i], raw[i], min_n
         )
+        if np.isfinite(lo) and lo == hi:
+            lows[-1] = highs[-1] = np.nan
+            note = "; ".join(
+                filter(None, [note, "no interval: every resample gave the same estimate"])
+            )
+        notes.append(note)
     out["low"] = np.asarray(lows, dtype=float)
     out["high"] = np.asarray(highs, dtype=float)
     out["n_boot"] = n_boot
@@ -717,20 +742,32 @@ def _rg_bootstrap(
 
 
 def _rg_note(
-    n_acc: float, n_not: float, n_unl: float, tpr: float, tnr: float, raw: float, min_n: int
+    n_acc: float,
+    n_not: float,
+    n_unl: float,
+    n_all: float,
+    tpr: float,
+    tnr: float,
+    raw: float,
+    min_n: int,
 ) -> str:
-    if n_unl == 0:
+    if n_all == 0:
         return "no unlabeled submissions"
+    if n_unl == 0:
+        return (
+            f"no estimate: none of the {n_all:.0f} unlabeled submissions has a pass or fail "
+            "verdict (unsure ones go to a person)"
+        )
     if n_acc == 0 or n_not == 0:
         which = "acceptable" if n_acc == 0 else "not-acceptable"
-        return f"no labeled {which} submissions: TPR/TNR unknown"
+        return f"no labeled {which} submissions with a pass or fail verdict: TPR/TNR unknown"
     if tpr + tnr <= 1:
         return "TPR + TNR <= 1: the check does not tell acceptable from not; no correction"
     parts = []
     if min(n_acc, n_not) < min_n:
         parts.append(f"too few labels (fewer than {min_n} acceptable or not acceptable)")
     if n_unl < min_n:
-        parts.append(f"too few unlabeled submissions (n<{min_n})")
+        parts.append(f"too few unlabeled pass or fail verdicts (n<{min_n})")
     if not 0 <= raw <= 1:
         # The apparent pass rate lies outside [1 - TNR, TPR]: noise, or unlabeled
         # submissions unlike the labeled ones (e.g. only blocked ones are undecided).

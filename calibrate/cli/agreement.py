@@ -90,7 +90,10 @@ def agreement_command(
         bool,
         typer.Option(
             "--corrected",
-            help="Estimated true acceptable rate of unlabeled submissions (Rogan-Gladen).",
+            help=(
+                "Estimated true acceptable rate of the unlabeled submissions the check passed "
+                "or failed (Rogan-Gladen; unsure ones go to a person)."
+            ),
         ),
     ] = False,
     flag_agree: Annotated[
@@ -342,7 +345,8 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
             else f"{100 * row['apparent_pass_rate']:.1f}%"
         )
         out += _wrap(
-            f"{row['n_unlabeled']} unlabeled: check passes {q}; estimated acceptable {est}"
+            f"{row['n_unlabeled']} unlabeled, {row['n_unlabeled_decided']} of them with a pass or "
+            f"fail verdict: check passes {q} of those; estimated acceptable {est}"
         )
         tpr = "n/a" if row["tpr"] is None else f"{100 * row['tpr']:.1f}%"
         tnr = "n/a" if row["tnr"] is None else f"{100 * row['tnr']:.1f}%"
@@ -355,7 +359,8 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
             out += _wrap(f"note: {strip_control(row['note'])}")
         out.append("")
     foot = (
-        "Rogan-Gladen: (pass rate + TNR - 1) / (TPR + TNR - 1), clipped to [0, 1]; assumes the "
+        "Rogan-Gladen on the pass and fail verdicts (unsure ones go to a person, so they are "
+        "left out): (pass rate + TNR - 1) / (TPR + TNR - 1), clipped to [0, 1]; assumes the "
         "labeled submissions are like the unlabeled ones. "
         f"Interval: {attrs.get('interval_method', 'percentile bootstrap')}, resampling both sets."
     )
