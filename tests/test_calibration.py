@@ -628,3 +628,15 @@ def test_the_ece_interval_reaches_zero_for_a_calibrated_evaluator():
     # The ECE is biased upwards; uncorrected percentiles never reached 0 (found by the review).
     intervals = _ece_intervals(lambda t: t, 500, 40, seed=32)
     assert np.mean([lo == 0.0 for lo, _ in intervals]) >= 0.35
+
+
+def test_step_figure_says_what_each_line_is():
+    """The report's small multiples carry one legend naming the recalibration map (issue 18)."""
+    rng = np.random.default_rng(21)
+    subs, answers = three_questions(300, rng)
+    results = calibrate_answers(_labeled_answers(subs, answers), n_boot=0)
+    fig = step_figure(results)
+    (legend,) = fig.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert "perfectly calibrated" in labels
+    assert any(label.startswith("recalibration map") for label in labels)

@@ -385,10 +385,14 @@ def step_figure(questions: Sequence[QuestionCalibration], *, title: str | None =
     k = max(1, len(questions))
     ncols = min(3, k)
     nrows = int(np.ceil(k / ncols))
-    fig = new_figure((4.4 * ncols, 5.0 * nrows + 0.5), layout=None)
+    # The legend under the panels: up to three entries, in one row when the figure is wide enough.
+    legend_cols = 3 if ncols > 1 else 1
+    legend_height = 0.22 * int(np.ceil(3 / legend_cols))
+    fig = new_figure((4.4 * ncols, 5.0 * nrows + 0.3 + legend_height), layout=None)
     outer = fig.add_gridspec(
-        nrows, ncols, hspace=0.32, wspace=0.3, **_margins(fig, top=1.0, bottom=0.5)
+        nrows, ncols, hspace=0.32, wspace=0.3, **_margins(fig, top=1.0, bottom=0.6 + legend_height)
     )
+    legend: dict[str, Any] = {}
     for i, q in enumerate(questions):
         inner = outer[i // ncols, i % ncols].subgridspec(2, 1, height_ratios=(3.2, 1), hspace=0.06)
         ax = fig.add_subplot(inner[0])
@@ -396,13 +400,26 @@ def step_figure(questions: Sequence[QuestionCalibration], *, title: str | None =
         ReliabilityDisplay.from_curve(q.curve, recalibrator=_drawn_map(q), title=q.ask).plot(
             ax=ax, hist_ax=hist_ax, title_width=40, compact=True
         )
+        # The panels have no legend of their own: one for the figure says what each line is
+        # (the recalibration map among them, when a panel draws one).
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    if legend:
+        fig.legend(
+            list(legend.values()),
+            list(legend),
+            loc="lower center",
+            ncol=legend_cols,
+            fontsize=8,
+            frameon=False,
+        )
     if title is None and questions:
         q = questions[0]
         week = f" · week of {q.week}" if q.week else ""
         title = f"{q.process} / {q.step} · model {q.model}{week}"
     if title:
         fig.suptitle(
-            safe_text(title, width=120, max_lines=2),
+            safe_text(title, width=42 * ncols, max_lines=2),
             fontsize=11,
             y=1 - 0.08 / fig.get_size_inches()[1],
             va="top",
