@@ -73,6 +73,10 @@ def connect(
             raise StoreError(f"no store at {target}: run `calibrate ingest` first")
         if p.exists() and p.is_dir():
             raise StoreError(f"{target} is a directory, not a DuckDB file")
+        if p.is_file() and not _is_duckdb_file(p):
+            # Checked before DuckDB opens it: DuckDB would attach a SQLite file (and fetch
+            # an extension to do so) and then call it a DuckDB file that is not a store.
+            raise StoreError(f"{target} is not a DuckDB file: give --db a calibrate store")
         if not read_only and not p.parent.exists():
             raise StoreError(f"cannot create {target}: folder {p.parent} does not exist")
     con = _open(target, read_only=read_only, wait=wait)
@@ -84,6 +88,20 @@ def connect(
         con.close()
         raise
     return con
+
+
+#: Where a DuckDB database file says what it is: bytes 8 to 12 of its header.
+DUCKDB_MAGIC = (8, b"DUCK")
+
+
+def _is_duckdb_file(path: Path) -> bool:
+    offset, magic = DUCKDB_MAGIC
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(offset + len(magic))
+    except OSError:
+        return True  # let DuckDB say why it cannot open it
+    return head[offset:] == magic
 
 
 def _open(target: str, *, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:

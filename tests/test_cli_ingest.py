@@ -64,3 +64,37 @@ def test_env_var_store(tmp_path, sample_dir, monkeypatch):
     monkeypatch.setenv("CALIBRATE_DB", str(tmp_path / "env.duckdb"))
     assert runner.invoke(app, ["ingest", "--quiet", str(sample_dir / "limits.json")]).exit_code == 0
     assert (tmp_path / "env.duckdb").exists()
+
+
+def test_a_failed_or_empty_ingest_creates_no_store(tmp_path, sample_dir):
+    """A missing path, or nothing to load, leaves no empty store for status to read as zeros."""
+    db = tmp_path / "s.duckdb"
+    res = runner.invoke(app, ["ingest", "--db", str(db), str(tmp_path / "missing.jsonl")])
+    assert res.exit_code == 2 and "no such file or folder" in res.stderr
+    assert not db.exists()
+    (tmp_path / "notes.txt").write_text("not an export")
+    res = runner.invoke(app, ["ingest", "--db", str(db), str(tmp_path / "notes.txt")])
+    assert res.exit_code == 0 and "no store created" in res.stderr
+    assert not db.exists()
+    res = runner.invoke(app, ["status", "--db", str(db)])
+    assert res.exit_code == 2 and "no store" in res.stderr
+
+
+def test_a_db_that_is_not_duckdb_says_so(tmp_path, sample_dir):
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    for path in (other, text):
+        before = path.read_bytes()
+        for args in (["ingest", "--db", str(path), str(sample_dir / "limits.json")],
+                     ["status", "--db", str(path)]):  # fmt: skip
+            res = runner.invoke(app, args)
+            assert res.exit_code == 2, res.output
+            assert (
+                res.stderr.strip()
+                == f"error: {path} is not a DuckDB file: give --db a calibrate store"
+            )
+        assert path.read_bytes() == before

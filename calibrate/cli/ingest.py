@@ -11,8 +11,14 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import DbOption
 from calibrate.cli.render import echo_json, terminal_safe
-from calibrate.ingest import DEFAULT_MAX_LINE_BYTES, ingest
-from calibrate.store import DEFAULT_WAIT_SECONDS, connect
+from calibrate.ingest import (
+    DEFAULT_MAX_LINE_BYTES,
+    IngestReport,
+    discover,
+    ingest,
+    skipped_result,
+)
+from calibrate.store import DEFAULT_WAIT_SECONDS, connect, default_path
 
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
@@ -57,6 +63,15 @@ def ingest_command(
     Every record is loaded or quarantined with a reason; per file the command
     prints read = loaded + quarantined. Re-ingesting a file changes nothing.
     """
+    # A path that does not exist is an error before the store is touched, and a store that
+    # does not exist yet is created only when there is something to load into it.
+    sources = discover(list(paths))
+    target = db if db is not None else default_path()
+    if all(src.kind == "skipped" for src in sources) and not target.exists():
+        _print(IngestReport([skipped_result(src) for src in sources]), as_json, quiet)
+        if not quiet and not as_json:
+            err.print(f"nothing to load: no store created at {terminal_safe(target)}", markup=False)
+        return
     con = connect(db, wait=wait)
     try:
         with Progress(
@@ -73,6 +88,13 @@ def ingest_command(
             report = ingest(con, list(paths), max_line_bytes=max_line_bytes, progress=progress)
     finally:
         con.close()
+    _print(report, as_json, quiet)
+    if strict and report.totals["quarantined"]:
+        raise typer.Exit(1)
+
+
+def _print(report: IngestReport, as_json: bool, quiet: bool) -> None:
+    """The per-file lines and totals on stdout (or the JSON form); hints on stderr."""
     if as_json:
         echo_json(report.to_dict())
     elif not quiet:
@@ -96,5 +118,3 @@ def ingest_command(
                 "newer versions of files withdrew what they no longer hold: see `calibrate status --withdrawn`",
                 markup=False,
             )
-    if strict and report.totals["quarantined"]:
-        raise typer.Exit(1)

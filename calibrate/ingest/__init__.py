@@ -34,7 +34,7 @@ REFINE_LIMIT = 1000
 #: Why a text file other than a CSV (which is read as UTF-16) is refused whole when UTF-16.
 UTF16_REASON = "file is UTF-16 encoded; calibrate reads UTF-8: save it as UTF-8"
 
-__all__ = ["FileResult", "IngestReport", "discover", "ingest", "ingest_file"]
+__all__ = ["FileResult", "IngestReport", "discover", "ingest", "ingest_file", "skipped_result"]
 
 
 @dataclass
@@ -207,6 +207,12 @@ def _bounded_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         con.execute("SET memory_limit = ?", [previous])
 
 
+def skipped_result(source: Source) -> FileResult:
+    """What ingest reports for a file that is no export kind (nothing is read or stored)."""
+    suffix = source.path.suffix or "no extension"
+    return FileResult(str(source.path), "unknown", "skipped", note=f"not an export kind ({suffix})")
+
+
 def ingest_file(
     con: duckdb.DuckDBPyConnection,
     source: Source,
@@ -217,12 +223,7 @@ def ingest_file(
     """Load one file in one transaction; see :func:`ingest` (same errors)."""
     path = source.path
     if source.kind == "skipped":
-        return FileResult(
-            str(path),
-            "unknown",
-            "skipped",
-            note=f"not an export kind ({path.suffix or 'no extension'})",
-        )
+        return skipped_result(source)
     try:
         scan = _scan(path)
         digest = scan.sha256
