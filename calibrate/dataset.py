@@ -376,3 +376,43 @@ def checked_steps(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The names of every checked step in the store, sorted (several processes may share one)."""
     rows = con.execute("SELECT DISTINCT step FROM checks ORDER BY step").fetchall()
     return [row[0] for row in rows]
+
+
+def unmatched_filters(con: duckdb.DuckDBPyConnection, filters: Filters) -> str | None:
+    """Why ``filters`` match no recorded check, naming what the store has; ``None`` when some match.
+
+    A name filtered on that no check carries (a misspelt ``--process``) is
+    reported with the names that exist (the steps and models of the chosen
+    process, when it exists); otherwise the filters together match nothing.
+    """
+    # The checks table under the labeled view's names: no window over every check to run.
+    where, params = replace(filters, escalations=True).where()
+    sql = f"""SELECT count(*) FROM (
+                  SELECT 1 FROM (SELECT process, step, model, checked_at AS "at", advisory FROM checks)
+                  WHERE {where} LIMIT 1)"""  # noqa: S608 - the clause is built from fixed names
+    if con.execute(sql, params).fetchone()[0]:
+        return None
+    scope, scope_params = "TRUE", []
+    for option, column, value in (
+        ("--process", "process", filters.process),
+        ("--step", "step", filters.step),
+        ("--model", "model", filters.model),
+    ):
+        if value is None:
+            continue
+        names = [
+            r[0]
+            for r in con.execute(
+                f"SELECT DISTINCT {column} FROM checks WHERE {scope} AND {column} IS NOT NULL ORDER BY 1",  # noqa: S608
+                scope_params,
+            ).fetchall()
+        ]
+        if value not in names:
+            known = ", ".join(names) if names else "none"
+            plural = {"process": "processes"}.get(column, f"{column}s")
+            return f"{option} {value!r} matches no check; {plural} in the store: {known}"
+        scope += f" AND {column} = ?"
+        scope_params.append(value)
+    return (
+        "no check matches these filters together (see `calibrate status` for what the store holds)"
+    )

@@ -176,8 +176,8 @@ def test_bad_options_and_empty_selection(store, tmp_path):
     res = run(store, "--out", str(tmp_path), "--strategy", "kmeans")
     assert res.exit_code == 2
     res = run(store, "--out", str(tmp_path), "--format", "json", "--model", "nobody")
-    assert res.exit_code == 0 and json.loads(res.stdout) == []
-    assert "no labeled answers" in res.stderr
+    assert res.exit_code == 2 and not res.stdout
+    assert "--model 'nobody' matches no check; models in the store: m1, m2" in res.stderr
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     res = run(store, "--out", str(blocker / "sub"))

@@ -98,3 +98,24 @@ def test_a_db_that_is_not_duckdb_says_so(tmp_path, sample_dir):
                 == f"error: {path} is not a DuckDB file: give --db a calibrate store"
             )
         assert path.read_bytes() == before
+
+
+def test_a_filter_that_matches_nothing_is_one_error_everywhere(sample_store, tmp_path):
+    """agreement, curves, thresholds and report: exit 2, one line on stderr naming what exists."""
+    want = (
+        "error: --process 'purchase-aproval' matches no check; processes in the store: "
+        "expense-review, invoice-matching, vendor-onboarding"
+    )
+    for command in ("agreement", "curves", "thresholds", "report"):
+        args = [command, "--db", str(sample_store), "--process", "purchase-aproval"]
+        if command in ("curves", "report"):
+            args += ["--out", str(tmp_path / command)]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, (command, res.output)
+        assert not res.stdout, command
+        assert want in res.stderr.splitlines(), (command, res.stderr)
+    res = runner.invoke(
+        app,
+        ["agreement", "--db", str(sample_store), "--process", "invoice-matching", "--step", "nope"],
+    )
+    assert "--step 'nope' matches no check; steps in the store: match_invoice" in res.stderr

@@ -70,7 +70,7 @@ def test_filters_narrow_the_report(sample_store, tmp_path):
     [
         (["--format", "html,pdf"], "choose from html, md, json"),
         (["--alpha", "1.5"], "alpha must be in (0, 1)"),
-        (["--process", "no-such-process"], "no checks match"),
+        (["--process", "no-such-process"], "--process 'no-such-process' matches no check"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(sample_store, tmp_path, args, message):

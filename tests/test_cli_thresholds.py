@@ -165,6 +165,5 @@ def test_unknown_format_and_missing_store(tmp_path):
 
 def test_no_matching_steps(store):
     res = runner.invoke(app, ["thresholds", "--db", store, "--step", "nope", "--format", "json"])
-    assert res.exit_code == 0
-    assert json.loads(res.stdout)["steps"] == []
-    assert "no checked steps match" in res.stderr
+    assert res.exit_code == 2 and not res.stdout
+    assert "--step 'nope' matches no check; steps in the store:" in res.stderr

@@ -23,6 +23,7 @@ from calibrate.cli.options import (
     UntilOption,
     make_filters,
     note_left_out,
+    require_match,
 )
 from calibrate.cli.render import echo_json
 from calibrate.defaults import MIN_N
@@ -130,6 +131,7 @@ def agreement_command(
         analysis = "question"
     con = connect(db, read_only=True)
     try:
+        require_match(con, filters)
         note_left_out(con, filters)
         # Only the columns the analysis reads, in any order (it aggregates): the whole
         # view as pandas objects took 1.9 GiB at a million runs.
@@ -168,8 +170,7 @@ def agreement_command(
         return
     group_keys = list(df.attrs.get("by", [])) or [c for c in df.columns if c in lib.GROUP_KEYS]
     if not flat:
-        typer.echo("no checks match the filters")
-        return
+        raise UsageError("no checks match the filters")
     if show_approvers:
         lines = approver_table(flat, [k for k in group_keys if k != "approver"], df.attrs)
     elif corrected:

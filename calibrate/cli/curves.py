@@ -21,6 +21,7 @@ from calibrate.cli.options import (
     UntilOption,
     make_filters,
     note_left_out,
+    require_match,
 )
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.defaults import DEFAULT_BINS, MIN_N
@@ -105,6 +106,7 @@ def curves_command(
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
     try:
+        require_match(con, filters)
         note_left_out(con, filters)
         results = calibration.calibrate_store(
             con, filters, n_bins=bins, strategy=strategy.value, by=keys
@@ -112,10 +114,7 @@ def curves_command(
     finally:
         con.close()
     if not results:
-        err.print("no labeled answers match these filters: no figures written", markup=False)
-        if fmt is CurvesFormat.json:
-            echo_json([])
-        return
+        raise UsageError("no labeled answers match these filters: no figures written")
     try:
         figures = plots.write_figures(results, out)
     except OSError as exc:

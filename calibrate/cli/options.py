@@ -90,6 +90,13 @@ EscalationsOption = Annotated[
 ]
 
 
+def require_match(con: object, filters: Filters) -> None:
+    """Refuse filters that match no recorded check, naming what the store has (exit 2)."""
+    reason = dataset.unmatched_filters(con, filters)
+    if reason is not None:
+        raise UsageError(reason)
+
+
 def note_left_out(con: object, filters: Filters) -> None:
     """Say on stderr how many labeled checks the filters leave out as escalations after the switch."""
     from calibrate.cli.app import err

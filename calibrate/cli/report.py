@@ -22,6 +22,7 @@ from calibrate.cli.options import (
     UntilOption,
     make_filters,
     note_left_out,
+    require_match,
 )
 from calibrate.defaults import ReadinessOptions
 from calibrate.errors import UsageError
@@ -101,6 +102,7 @@ def report_command(
     path = db if db is not None else default_path()
     con = connect(path, read_only=True)
     try:
+        require_match(con, filters)
         note_left_out(con, filters)
         err.print(f"assessing the checked steps in {path} …", markup=False)
         report = readiness.assess_store(con, filters, options=options, store=str(path))

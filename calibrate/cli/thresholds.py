@@ -25,9 +25,11 @@ from calibrate.cli.options import (
     check_levels,
     make_filters,
     note_left_out,
+    require_match,
 )
 from calibrate.cli.render import echo_json
 from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, MIN_N, TRADEOFF_ALPHAS
+from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.profile import Kind, Question
 from calibrate.store import connect
@@ -95,6 +97,7 @@ def thresholds_command(
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
     try:
+        require_match(con, filters)
         note_left_out(con, filters)
         report = lib.suggest_from_store(
             con, filters, alpha=alpha, delta=delta, beta=beta, model=model,
@@ -103,7 +106,7 @@ def thresholds_command(
     finally:
         con.close()
     if not report.steps:
-        err.print("no checked steps match the filters", markup=False)
+        raise UsageError("no checked steps match the filters")
     for s in report.steps:
         for note in s.notes:
             err.print(f"{strip_control(s.process)}/{strip_control(s.step)}: {strip_control(note)}",
