@@ -23,6 +23,7 @@ from calibrate.analysis.sequential import (
     confidence_sequence,
     first_crossing,
     log_wealth,
+    memory_for,
     naive_binomial_alarms,
 )
 
@@ -63,7 +64,7 @@ def test_false_alarms_stay_below_delta_under_weekly_looks():
     rates = np.array([0.09, 0.04, 0.02])
     assert rates.mean() == pytest.approx(ALPHA)
     z, pi, bad, drawn, weekly = stratified_streams(rng, rates)
-    log_k = log_wealth(z, ALPHA)
+    log_k = log_wealth(z, ALPHA, memory=memory_for(ALPHA, RATE))  # as the monitor bets
     # monitor after every week's audits: an alarm at any look is the e-value at or above 1/delta
     # at some time up to that look (the path is append-only; earlier looks see a prefix).
     ever = np.maximum.accumulate(log_k, axis=1)[:, weekly] >= np.log(1 / DELTA)
@@ -88,7 +89,8 @@ def test_false_alarms_stay_below_delta_under_weekly_looks():
 def test_false_alarms_below_delta_when_the_rate_is_below_alpha():
     rng = np.random.default_rng(16)
     z, *_ = stratified_streams(rng, np.array([0.05, 0.02, 0.01]))
-    alarmed = int((first_crossing(log_wealth(z, ALPHA), DELTA) >= 0).sum())
+    log_k = log_wealth(z, ALPHA, memory=memory_for(ALPHA, RATE))
+    alarmed = int((first_crossing(log_k, DELTA) >= 0).sum())
     assert upper_95(alarmed, STREAMS) <= DELTA
 
 
@@ -104,6 +106,25 @@ def test_a_doubling_is_caught_within_the_planned_weeks():
     # At least the planned probability, up to Monte-Carlo error at the planned rate.
     assert upper_95(caught, 600) >= plan.power
     assert p >= plan.power - 0.05
+
+
+def test_a_late_shift_is_caught_as_soon_as_an_early_one():
+    # 13 stable weeks at 0.02, then a rise to 0.10; the bet looks back a bounded window, so the
+    # months of good audits do not hold it at zero (a bet on the whole past would).
+    rng = np.random.default_rng(22)
+    streams, per_week, rate = 600, 60, 0.3
+    caught = {}
+    for stable in (0, 13):
+        n = (stable + 8) * per_week
+        p = np.where(np.arange(n) < stable * per_week, 0.02, 2 * ALPHA)
+        z = np.where(
+            (rng.random((streams, n)) < rate) & (rng.random((streams, n)) < p), 1 / rate, 0.0
+        )
+        for name, memory in (("window", memory_for(ALPHA, rate)), ("all", None)):
+            first = first_crossing(log_wealth(z, ALPHA, memory=memory), DELTA)
+            caught[name, stable] = float((first >= stable * per_week).mean())
+    assert caught["window", 13] >= caught["window", 0] - 0.15
+    assert caught["all", 13] < 0.05 < caught["window", 13]
 
 
 def test_low_volume_says_the_audit_does_not_pay():

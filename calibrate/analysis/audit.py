@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from calibrate.analysis.sequential import first_crossing, log_wealth
+from calibrate.analysis.sequential import first_crossing, log_wealth, memory_for
 
 #: Above this share of the passes an audit is said not to pay.
 PAYS_LIMIT = 0.5
@@ -147,7 +147,8 @@ def detection_probability(
     for i, r in enumerate(rates):
         r_eff = min(1.0, r * scale)
         z = np.where((u_audit < r_eff) & bad, 1.0 / r_eff, 0.0)
-        out[i] = float((first_crossing(log_wealth(z, alpha), delta) >= 0).mean())
+        log_k = log_wealth(z, alpha, memory=memory_for(alpha, r_eff))
+        out[i] = float((first_crossing(log_k, delta) >= 0).mean())
     return out
 
 

@@ -45,6 +45,7 @@ from calibrate.analysis.sequential import (
     confidence_sequence,
     first_crossing,
     log_wealth,
+    memory_for,
 )
 from calibrate.profile import RESULT_NAMES
 
@@ -135,7 +136,10 @@ def rate_monitor(
     empty = pd.DataFrame(columns=["at", "e_value", "lower", "upper"])
     if audited == 0:
         return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty)
-    log_k = log_wealth(z, limit)
+    memory = (
+        memory_for(limit, s["design_rate"].to_numpy(dtype=float)) if "design_rate" in s else None
+    )
+    log_k = log_wealth(z, limit, memory=memory)
     cs: ConfidenceSequence = confidence_sequence(z, design_bound(s), delta=delta)
     when = pd.to_datetime(s["decided_at"], utc=True).fillna(pd.to_datetime(s["at"], utc=True))
     first = int(first_crossing(log_k, delta))
@@ -518,11 +522,12 @@ def _read(con: Any, process: str | None, step: str | None):
     streams = con.execute(
         f"""
         SELECT c.process, c.step, c.model, c.verdict, c.checked_at AS "at", e.draw_id, e.position,
-               e.drawn, e.inclusion_p, e.band,
+               e.drawn, e.inclusion_p, e.band, d.rate AS design_rate,
                CASE WHEN l.decision IS NULL THEN NULL
                     ELSE l.decision IN ('approved', 'completed') END AS label,
                l.decided_at
         FROM audit_eligible e
+        JOIN audit_draws d USING (draw_id)
         JOIN checks c USING (check_id)
         LEFT JOIN check_labels l USING (check_id)
         WHERE {scope}

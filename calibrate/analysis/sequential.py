@@ -20,10 +20,10 @@ inverse-probability weights, however large, keep every factor positive.
 **The bet.** aGRAPA (Waudby-Smith & Ramdas 2023, §B): ``lambda_t =
 (mu_t - m) / (s2_t + (mu_t - m)^2)`` clipped to ``[0, c/m]`` with ``c = 1/2``
 (so no single observation can take more than half the wealth), where
-``mu_t`` and ``s2_t`` are the running mean and variance of the past
-observations, shrunk towards ``m`` by ``n0 = 1/m`` pseudo-observations so the
-first bets are small. Any predictable rule keeps the guarantee; this one only
-decides the power.
+``mu_t`` and ``s2_t`` are the mean and variance of the past observations (all
+of them, or the last ``memory``), shrunk towards ``m`` by ``n0 = 1/m``
+pseudo-observations so the first bets are small. Any predictable rule keeps
+the guarantee; this one only decides the power.
 
 **The confidence sequence.** For every ``m`` of a grid, the same bet on
 either side: ``K+_t(m)`` (the rate is above ``m``, ``lambda`` in
@@ -58,23 +58,37 @@ from scipy import stats
 BET_CAP = 0.5
 
 
-def _running(z: np.ndarray, m: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _running(
+    z: np.ndarray, m: float | np.ndarray, memory: float | np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Predictable shrunk mean and variance: index ``t`` uses ``z[..., :t]`` only.
 
-    ``m`` is a number or a column (one null per row of ``z``).
+    ``m`` is a number or a column (one null per row of ``z``). ``memory``
+    (items, a number or one per time) limits the estimate to the last
+    ``memory`` observations, so the bet follows a change late in a long
+    stream; ``None`` uses all of the past.
     """
     m = np.asarray(m, dtype=float)
     n0 = np.clip(1.0 / np.maximum(m, 1e-6), 2.0, 1000.0)
-    t = np.arange(z.shape[-1], dtype=float)
-    past = np.cumsum(z, axis=-1) - z
-    mu = (n0 * m + past) / (n0 + t)
+    size = z.shape[-1]
+    t = np.arange(size)
+    start = np.zeros(size, dtype=np.int64)
+    if memory is not None:
+        window = np.broadcast_to(np.asarray(memory, dtype=float), (size,))
+        start = np.maximum(0, t - np.ceil(window).astype(np.int64))
+    pad = [(0, 0)] * (z.ndim - 1) + [(1, 0)]
+    total = np.pad(np.cumsum(z, axis=-1), pad)  # total[..., i] = sum of z[..., :i]
+    count = (t - start).astype(float)
+    mu = (n0 * m + total[..., t] - total[..., start]) / (n0 + count)
     # Squared deviations from the mean known before each observation, shrunk the same way.
-    dev = np.cumsum((z - mu) ** 2, axis=-1) - (z - mu) ** 2
-    s2 = (n0 * np.maximum(m * (1 - m), 1e-6) + dev) / (n0 + t)
+    dev = np.pad(np.cumsum((z - mu) ** 2, axis=-1), pad)
+    s2 = (n0 * np.maximum(m * (1 - m), 1e-6) + dev[..., t] - dev[..., start]) / (n0 + count)
     return mu, s2
 
 
-def bets(z: np.ndarray, m: float, *, cap: float = BET_CAP) -> np.ndarray:
+def bets(
+    z: np.ndarray, m: float, *, cap: float = BET_CAP, memory: float | np.ndarray | None = None
+) -> np.ndarray:
     """The aGRAPA bets on "the rate exceeds m", predictable and in ``[0, cap/m]``.
 
     Parameters
@@ -84,17 +98,22 @@ def bets(z: np.ndarray, m: float, *, cap: float = BET_CAP) -> np.ndarray:
     m : float
         The null rate, in (0, 1).
     cap : float, default=0.5
+    memory : float or ndarray, optional
+        How many past observations the estimates behind the bet look back
+        over (:func:`memory_for`); all of them when ``None``.
 
     Returns
     -------
     ndarray, shape (..., T)
     """
-    mu, s2 = _running(np.asarray(z, dtype=float), m)
+    mu, s2 = _running(np.asarray(z, dtype=float), m, memory)
     gap = mu - m
     return np.clip(gap / (s2 + gap**2), 0.0, cap / m)
 
 
-def log_wealth(z: np.ndarray, m: float, *, cap: float = BET_CAP) -> np.ndarray:
+def log_wealth(
+    z: np.ndarray, m: float, *, cap: float = BET_CAP, memory: float | np.ndarray | None = None
+) -> np.ndarray:
     """``log K_t`` of the e-process against ``rate <= m`` (module docstring).
 
     Parameters
@@ -103,6 +122,8 @@ def log_wealth(z: np.ndarray, m: float, *, cap: float = BET_CAP) -> np.ndarray:
         Nonnegative observations, ``E[z_t | past] <= m`` under the null.
     m : float
     cap : float, default=0.5
+    memory : float or ndarray, optional
+        Passed to :func:`bets`.
 
     Returns
     -------
@@ -118,8 +139,24 @@ def log_wealth(z: np.ndarray, m: float, *, cap: float = BET_CAP) -> np.ndarray:
     z = np.asarray(z, dtype=float)
     if np.any(z < 0):
         raise ValueError("z has negative values; the e-process needs z >= 0")
-    lam = bets(z, m, cap=cap)
+    lam = bets(z, m, cap=cap, memory=memory)
     return np.cumsum(np.log1p(lam * (z - m)), axis=-1)
+
+
+#: The bet's estimates look back over the checks that hold this many errors at the null rate.
+MEMORY_ERRORS = 3.0
+
+
+def memory_for(m: float, rate: float | np.ndarray) -> np.ndarray:
+    """How many past checks the monitor's bet looks back over: ``MEMORY_ERRORS / (m * rate)``.
+
+    ``rate`` is the audit draw's design rate (known before any review), so the
+    window holds about :data:`MEMORY_ERRORS` audited errors at the null rate
+    ``m``: short enough that a change after months of stable audits is bet on
+    within weeks, long enough that noise rarely moves the bet under the null.
+    It only decides power; validity does not depend on it.
+    """
+    return np.ceil(MEMORY_ERRORS / (m * np.maximum(np.asarray(rate, dtype=float), 1e-9)))
 
 
 def first_crossing(log_k: np.ndarray, delta: float) -> np.ndarray:
