@@ -262,6 +262,20 @@ def test_report_sorts_ready_first_and_json_is_strict(assessed):
     assert all(set(c) >= {"name", "value", "limit", "ok"} for c in step["criteria"])
 
 
+def test_report_json_certifies_only_what_the_search_certified(assessed):
+    """A step whose search is not ``ok`` has ``certified: null``; its best bounds are apart."""
+    _, report, _ = assessed
+    doc = report.to_dict()
+    statuses = {s["status"] for s in doc["steps"]}
+    assert "ok" in statuses and statuses - {"ok"}
+    for step in doc["steps"]:
+        if step["status"] == "ok":
+            assert set(step["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+        else:
+            assert step["certified"] is None, step["step"]
+        assert set(step["best_bounds"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+
+
 def test_stationary_steps_do_not_drift(assessed):
     steps, _, _ = assessed
     for name in ("ready", "poor", "errors"):

@@ -266,7 +266,7 @@ def test_store_search_end_to_end(store_con):
     assert s.current_rates is not None and s.current_rates.n == 602
     doc = s.to_dict()
     assert set(doc) == {"process", "step", "model", "n_labeled", "status", "check", "certified",
-                        "expected", "current", "needed_labels", "note"}  # fmt: skip
+                        "best_bounds", "expected", "current", "needed_labels", "note"}  # fmt: skip
     assert set(doc["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
     assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"}
     assert set(doc["current"]) == {
@@ -349,11 +349,16 @@ def test_single_question_certified_and_consistent():
         assert by_side.loc["fail", "n_fail"] == (codes == FAIL).sum()
     else:  # the fail walk went past the pass threshold: below pass fails, a stricter fail set
         assert by_side.loc["fail", "n_fail"] >= (codes == FAIL).sum()
-    # Every candidate up to the chosen one was tested and rejected at delta / 2 (Bonferroni).
-    for side in ("pass", "fail"):
+    # Each path's weights add up to its share of delta (Bonferroni between the two paths), and
+    # every certified candidate was rejected at the level the fallback walk gave it.
+    shares = {"pass": th.PASS_SHARE * DELTA, "fail": (1 - th.PASS_SHARE) * DELTA}
+    for side, level in shares.items():
         rows = res.candidates[res.candidates["side"] == side]
-        upto = rows.loc[: rows.index[rows["chosen"]][0]]
-        assert (upto.loc[upto["tested"], "p_value"] <= DELTA / 2).all()
+        assert rows["weight"].sum() == pytest.approx(level)
+        assert (rows["level"] <= level + 1e-12).all()
+        cert = rows[rows["certified"]]
+        assert (cert["p_value"] <= cert["level"]).all() and rows["chosen"].sum() == 1
+        assert rows.loc[rows["chosen"], "certified"].all()
     assert res.expected.n_pass == (codes == PASS).sum()
     assert sum(res.expected.shares().values()) == pytest.approx(1.0)
 
@@ -410,8 +415,10 @@ def test_chance_evaluator_is_unattainable(n):
     data = step_data_of([YES_NO], [rng.random(n)], [np.full(n, np.nan)], y)
     res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)
     assert res.status == "unattainable" and res.needed_labels is None
-    # The best bound shown is far above alpha: near the 30% of unacceptable work.
-    assert res.certified["false_pass_upper"] > 0.15
+    # Nothing certified: no certificate in the result or its JSON, only the diagnostic bounds,
+    # far above alpha (near the 30% of unacceptable work).
+    assert res.certified is None and res.to_dict()["certified"] is None
+    assert res.best_bounds["false_pass_upper"] > 0.15
 
 
 # --------------------------------------------------------------------------- several questions
@@ -617,9 +624,10 @@ def test_coverage_at_least_jung_fixed_sequence_on_one_question():
         a, b = _jung_vectorised(p, y, alpha=ALPHA, delta=DELTA, beta=BETA, skip_untestable=False)
         literal.append(model.coverage(a, b))
     mine, jung, literal = map(np.array, (mine, jung, literal))
-    # At least as large on average; per dataset it can only lose a rounding's worth (< 0.01).
-    assert mine.mean() >= jung.mean() - 1e-4, (mine.mean(), jung.mean())
-    assert (mine >= jung - 0.01).all()
+    # Larger on average and in the median than the two walks of Jung et al. at delta / 2 each
+    # (measured: mean 0.859 against 0.818, median 0.916 against 0.906 on these 200 datasets).
+    assert mine.mean() >= jung.mean(), (mine.mean(), jung.mean())
+    assert np.median(mine) >= np.median(jung)
     assert mine.mean() > literal.mean()
 
 

@@ -123,6 +123,166 @@ def fixed_sequence(pvalues: Any, *, delta: float, testable: Any = None) -> int |
     return int(idx[stop - 1]) if stop > 0 else None
 
 
+#: Share of the observed limit at which the first checkpoint's test should just succeed.
+POWER_SHARE = 0.5
+#: Weight of each checkpoint after the first, as a share of the path's level.
+LATER_WEIGHT = 0.1
+#: The first checkpoint keeps at least this share of the path's level.
+FIRST_WEIGHT_MIN = 0.5
+
+
+def power_start(limit: float, level: float, *, share: float = POWER_SHARE) -> int:
+    """Fewest decisions at which an observed rate of ``share * limit`` would be certified.
+
+    The smallest ``n`` with ``P(Bin(n, limit) <= floor(share * limit * n)) <= level``:
+    where a test at ``level`` has a fair chance when the true rate is well
+    inside the limit. It depends on the limit and the level only, never on
+    labels.
+
+    Examples
+    --------
+    >>> power_start(0.1, 0.05)
+    76
+    >>> power_start(0.1, 0.05) >= min_count(0.1, 0.05)
+    True
+    """
+    limit = _check_level(limit, "limit", closed_right=True)
+    level = _check_level(level, "level")
+    if limit >= 1.0:
+        return 1
+    n = np.arange(1, 200_001)
+    ok = stats.binom.cdf(np.floor(share * limit * n), n, limit) <= level
+    return int(n[np.argmax(ok)]) if ok.any() else int(n[-1])
+
+
+def checkpoint_weights(n: Any, *, limit: float, level: float, testable: Any = None) -> np.ndarray:
+    """Fallback weights along a path: where each chain of tests starts, and with how much level.
+
+    Checkpoints sit at counts ``s, 2s, 4s, ...`` up to the largest count on
+    the path, where ``s`` is :func:`power_start` at the first checkpoint's
+    share of ``level`` (capped at a third of the largest count, so that small
+    samples get a start). The first checkpoint holds most of the level
+    (``1 - 0.1 (K - 1)`` of it with ``K`` checkpoints, at least half); the
+    later ones share the rest equally. A checkpoint's weight is
+    put on the first candidate at or after it that ``testable`` allows (by
+    default: every candidate with at least :func:`min_count` decisions at the
+    full ``level``). Everything here is a function of the counts, never of
+    the labels, so the weights are fixed before any test is run.
+
+    Parameters
+    ----------
+    n : array-like of int
+        Decisions per candidate, strictest first (made nondecreasing here).
+    limit : float
+        The rate limit the path is tested against (``alpha`` or ``beta``).
+    level : float
+        The path's share of ``delta``: the weights sum to it (or to less when
+        no candidate can carry them).
+    testable : array-like of bool, optional
+        Candidates that may carry a weight.
+
+    Returns
+    -------
+    ndarray of float
+        One weight per candidate.
+
+    Examples
+    --------
+    >>> w = checkpoint_weights(np.arange(1, 1001), limit=0.1, level=0.1)
+    >>> round(float(w.sum()), 12), int(np.flatnonzero(w)[0]) + 1
+    (0.1, 59)
+    """
+    counts = np.maximum.accumulate(np.asarray(n, dtype=float)) if np.size(n) else np.zeros(0)
+    weights = np.zeros(counts.size)
+    if counts.size == 0 or counts[-1] <= 0:
+        return weights
+    ok = counts >= min_count(limit, level) if testable is None else np.asarray(testable, bool)
+    top = counts[-1]
+
+    def at_or_after(count: float) -> int | None:
+        idx = np.flatnonzero(ok & (counts >= count))
+        return int(idx[0]) if idx.size else None
+
+    # The number of checkpoints fixes the first one's share, which fixes its start: iterate once.
+    first_share = 1.0
+    for _ in range(3):
+        start = power_start(limit, first_share * level)
+        start = min(start, max(min_count(limit, first_share * level), int(top // 3)))
+        marks = [start * 2**i for i in range(64) if start * 2**i <= top]
+        k = max(len(marks), 1)
+        share = max(FIRST_WEIGHT_MIN, 1.0 - LATER_WEIGHT * (k - 1))
+        if share == first_share:
+            break
+        first_share = share
+    shares = [first_share] + [(1.0 - first_share) / (k - 1)] * (k - 1) if k > 1 else [1.0]
+    for mark, w in zip(marks or [start], shares, strict=False):
+        j = at_or_after(mark)
+        if j is not None:
+            weights[j] += w * level
+    return weights
+
+
+def fallback(pvalues: Any, weights: Any) -> tuple[int | None, np.ndarray, np.ndarray]:
+    """The fallback procedure along a fixed sequence: every candidate certified, at which level.
+
+    Candidate ``j`` is tested at ``a_j = w_j + a_{j-1}`` when candidate
+    ``j - 1`` was rejected, else at ``a_j = w_j`` (Wiens 2003): a rejection
+    hands its level on, a failure ends that chain but not the walk, since the
+    next checkpoint's weight starts a new one. It is a closed testing
+    procedure built on weighted Bonferroni tests (Wiens and Dmitrienko 2005),
+    so the family-wise error rate is at most ``sum(w)`` whatever the
+    dependence between the tests: with that probability or more, every
+    rejected candidate is truly within the limit, all at once.
+
+    Parameters
+    ----------
+    pvalues : array-like of float
+        One p-value per candidate, in the fixed order.
+    weights : array-like of float
+        The level each candidate brings (fixed before seeing the labels).
+
+    Returns
+    -------
+    chosen : int or None
+        The last rejected candidate, ``None`` if none was.
+    levels : ndarray of float
+        The level each candidate was tested at.
+    rejected : ndarray of bool
+
+    Examples
+    --------
+    >>> chosen, levels, rejected = fallback([0.5, 0.01, 0.02, 0.9, 0.01], [0.05, 0, 0.05, 0, 0])
+    >>> chosen, rejected.tolist()
+    (2, [False, False, True, False, False])
+    """
+    p = np.asarray(pvalues, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    levels = np.zeros(p.size)
+    rejected = np.zeros(p.size, bool)
+    carried = 0.0
+    # Only the candidates reached by some level need a look: between checkpoints a chain either
+    # continues (and every candidate is tested) or has ended (levels are 0 until the next weight).
+    j = 0
+    starts = np.flatnonzero(w > 0)
+    while j < p.size:
+        level = carried + w[j]
+        if level <= 0.0:
+            nxt = starts[starts > j]
+            if nxt.size == 0:
+                break
+            j = int(nxt[0])
+            continue
+        levels[j] = level
+        if p[j] <= level:
+            rejected[j] = True
+            carried = level
+        else:
+            carried = 0.0
+        j += 1
+    hits = np.flatnonzero(rejected)
+    return (int(hits[-1]) if hits.size else None), levels, rejected
+
+
 def first_testable(n: Any, *, limit: float, delta: float) -> np.ndarray:
     """Mask of candidates from the first with at least :func:`min_count` decisions onward.
 

@@ -497,8 +497,12 @@ class ThresholdView:
     status : {"ok", "unattainable", "insufficient_data"}
     check : list of dict
         The suggested questions in check-1's keys plus ``kind`` (QUESTION).
-    certified : dict
-        ``false_pass_upper``, ``false_fail_upper``, ``confidence``.
+    certified : dict or None
+        ``false_pass_upper``, ``false_fail_upper``, ``confidence`` when the
+        status is ``ok``; ``None`` otherwise (nothing is certified).
+    best_bounds : dict
+        The lowest bounds a single candidate reached: a diagnostic, not a
+        certificate.
     expected : dict
         ``auto_pass``, ``auto_fail``, ``unsure``: shares under the suggestion.
     current : dict
@@ -515,9 +519,10 @@ class ThresholdView:
 
     status: str
     check: list[dict[str, Any]]
-    certified: dict[str, Any]
+    certified: dict[str, Any] | None
     expected: dict[str, Any]
     current: dict[str, Any]
+    best_bounds: dict[str, Any] = field(default_factory=dict)
     n_labeled: int = 0
     needed_labels: int | None = None
     display_factory: Callable[[], Any] | None = None
@@ -543,7 +548,8 @@ class ThresholdView:
         return cls(
             status=str(doc.get("status", "insufficient_data")),
             check=[dict(q) for q in (doc.get("check") or [])],
-            certified=dict(doc.get("certified") or {}),
+            certified=dict(doc["certified"]) if doc.get("certified") else None,
+            best_bounds=dict(doc.get("best_bounds") or {}),
             expected=dict(doc.get("expected") or {}),
             current=dict(doc.get("current") or {}),
             n_labeled=int(doc.get("n_labeled") or 0),
@@ -684,7 +690,10 @@ class StepReadiness:
             "needed_days": _plain(self.needed_days),
             "suggested_check": self.suggested_check,
             "current_check": self.current_check,
-            "certified": {k: _plain(v) for k, v in t.certified.items()},
+            "certified": (
+                {k: _plain(v) for k, v in t.certified.items()} if t.certified is not None else None
+            ),
+            "best_bounds": {k: _plain(v) for k, v in t.best_bounds.items()},
             "expected": {k: _plain(v) for k, v in t.expected.items()},
             "current": {k: _plain(v) for k, v in t.current.items()},
             "status": t.status,
@@ -838,9 +847,10 @@ def assess_step(
     coverage = (auto_pass or 0.0) + (auto_fail or 0.0) if auto_pass is not None else None
 
     # Without a certificate the search reports the best single-candidate bounds: shown, never passed.
-    certified = tv.status == "ok"
-    fp_upper = _num(tv.certified.get("false_pass_upper"))
-    ff_upper = _num(tv.certified.get("false_fail_upper"))
+    certified = tv.status == "ok" and tv.certified is not None
+    bounds = tv.certified if certified else tv.best_bounds
+    fp_upper = _num(bounds.get("false_pass_upper"))
+    ff_upper = _num(bounds.get("false_fail_upper"))
     plenty = n_labeled >= opts.min_labels
     best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
     if best_cov is not None:
@@ -1596,7 +1606,7 @@ def search_thresholds(
         # Nothing labeled was answered (no labels yet, or only error verdicts): nothing to search.
         qs = list(questions) or _questions_from_answers(answers)
         return ThresholdView(
-            "insufficient_data", check_items(qs), {}, {}, {}, 0,
+            "insufficient_data", check_items(qs), None, {}, {}, n_labeled=0,
             note="no labeled answers on the current model and wording: nothing to search",
         )  # fmt: skip
     result = th.search_step(

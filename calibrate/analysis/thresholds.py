@@ -71,6 +71,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from calibrate.analysis import certify
 from calibrate.analysis.stats import MIN_N, clopper_pearson_interval
@@ -79,6 +80,11 @@ from calibrate.profile import FAIL, PASS, UNSURE, Kind, Limits, Question, decide
 
 #: Share of the labels that learns the path when it must be learned (the rest certifies).
 SEARCH_FRACTION = 0.5
+#: Share of delta the pass path of a single yes/no question gets; its fail path gets the rest.
+#: Passes are where a check saves work and where a wrong certificate costs most; a fail
+#: threshold far inside beta (the common case: the lowest answers are nearly all rejected)
+#: certifies on few decisions even at a small level.
+PASS_SHARE = 0.85
 #: A labels-needed estimate beyond this many is "unattainable", not "insufficient".
 MAX_LABELS = 1_000_000
 #: Statuses of a step's search.
@@ -613,21 +619,52 @@ class Path:
         return pp, pf, p
 
     def testable(self, *, alpha: float, beta: float) -> np.ndarray:
+        """Candidates some outcome could reject at the path's level: the others are stepped over.
+
+        A candidate with fewer than :func:`~calibrate.analysis.certify.min_count`
+        decisions on a tested side cannot be rejected whatever its labels;
+        which ones these are depends on the counts alone.
+        """
         ok = np.ones(self.n_pass.shape, bool)
         if "pass" in self.tests:
             ok &= self.n_pass >= certify.min_count(alpha, self.delta)
         if "fail" in self.tests and beta < 1.0:
             ok &= self.never_fails | (self.n_fail >= certify.min_count(beta, self.delta))
-        return np.maximum.accumulate(ok) if ok.size else ok
+        return ok
+
+    def weights(self, *, alpha: float, beta: float) -> np.ndarray:
+        """Fallback weights (summing to the path's level) on the testable candidates.
+
+        Checkpoints are placed by the decisions the path's main test counts
+        (passes, or fails on a fail path), see
+        :func:`~calibrate.analysis.certify.checkpoint_weights`.
+        """
+        tested = self.testable(alpha=alpha, beta=beta)
+        if self.side == "fail":
+            counts, limit = self.n_fail, beta
+        else:
+            counts, limit = self.n_pass, alpha
+        return certify.checkpoint_weights(counts, limit=limit, level=self.delta, testable=tested)
 
     def run(self, *, alpha: float, beta: float) -> tuple[int | None, pd.DataFrame]:
-        """Fixed-sequence testing along the path; the chosen index and every candidate's numbers."""
+        """The fallback walk along the path; the chosen index and every candidate's numbers.
+
+        Every rejected candidate is certified (all at once, with probability
+        at least ``1 - delta`` of the path); the one chosen decides the most
+        submissions on the certification data (the loosest, on ties).
+        """
         pp, pf, p = self.pvalues(alpha=alpha, beta=beta)
         tested = self.testable(alpha=alpha, beta=beta)
-        chosen = certify.fixed_sequence(p, delta=self.delta, testable=tested)
+        weights = self.weights(alpha=alpha, beta=beta)
+        order = np.flatnonzero(tested)
+        _, lv, rej = certify.fallback(p[order], weights[order])
+        levels = np.zeros(p.shape)
         certified = np.zeros(p.shape, bool)
-        if chosen is not None:
-            certified[: chosen + 1] = tested[: chosen + 1]
+        levels[order], certified[order] = lv, rej
+        chosen = None
+        if certified.any():
+            decided = np.where(certified, self.n_pass + self.n_fail, -1)
+            chosen = int(np.flatnonzero(decided == decided.max())[-1])
         frame = pd.DataFrame(
             {
                 "side": self.side,
@@ -648,6 +685,8 @@ class Path:
                 "p_false_pass": pp,
                 "p_false_fail": pf,
                 "p_value": p,
+                "weight": weights,
+                "level": levels,
                 "tested": tested,
                 "certified": certified,
                 "chosen": np.arange(p.size) == (chosen if chosen is not None else -1),
@@ -1214,12 +1253,16 @@ class StepThresholds:
         The certified configuration, or ``None``.
     current : list of Question
         Today's questions and thresholds.
-    certified : dict
-        ``false_pass_upper``, ``false_fail_upper``, ``confidence``. When the
-        status is ``ok`` they are ``alpha`` and ``beta`` (``0`` when the
-        suggestion never fails): what holds with probability ``confidence``.
-        Otherwise the best single-candidate bounds reached, which are not a
-        certificate.
+    certified : dict or None
+        Only when the status is ``ok``: ``false_pass_upper``,
+        ``false_fail_upper`` (``alpha`` and ``beta``; ``0`` when the
+        suggestion never fails) and ``confidence``, what holds with
+        probability ``confidence``. ``None`` otherwise: nothing is certified.
+    best_bounds : dict
+        ``false_pass_upper``, ``false_fail_upper``, ``confidence``: the lowest
+        one-sided bounds a single candidate reached, each at its path's
+        level. A diagnostic, **not a certificate** (the minimum over many
+        candidates is optimistic).
     expected, current_rates : Rates or None
         The labeled history replayed under the suggestion / today's thresholds.
     candidates : pandas.DataFrame
@@ -1243,7 +1286,8 @@ class StepThresholds:
     method: str
     suggested: list[Question] | None
     current: list[Question]
-    certified: dict[str, float | None]
+    certified: dict[str, float] | None
+    best_bounds: dict[str, float | None]
     expected: Rates | None
     current_rates: Rates | None
     candidates: pd.DataFrame
@@ -1308,7 +1352,8 @@ class StepThresholds:
             "n_labeled": self.n_labeled,
             "status": self.status,
             "check": self.check_items(),
-            "certified": dict(self.certified),
+            "certified": dict(self.certified) if self.certified is not None else None,
+            "best_bounds": dict(self.best_bounds),
             "expected": shares,
             "current": current,
             "needed_labels": needed,
@@ -1454,10 +1499,10 @@ def find_thresholds(
     suggested: list[Question] | None = None
     n_search, n_cert = 0, data.n
     method = "fixed_sequence" if single else "learned_path"
-    # One yes/no question: two paths, delta split between them (Bonferroni). A joint path: one
-    # test of both rates at once (intersection-union), the full delta.
-    d_pass = delta / 2 if single and beta < 1.0 else delta
-    d_fail = delta / 2 if single else delta
+    # One yes/no question: two paths, delta split between them (Bonferroni), most of it to the
+    # passes. A joint path: one test of both rates at once (intersection-union), the full delta.
+    d_pass = PASS_SHARE * delta if single and beta < 1.0 else delta
+    d_fail = (1.0 - PASS_SHARE) * delta if single else delta
     if data.n and single:
         pass_path, fail_path = _yes_no_paths(data, delta_pass=d_pass, delta_fail=d_fail)
         i_pass, f_pass = pass_path.run(alpha=alpha, beta=beta)
@@ -1500,7 +1545,7 @@ def find_thresholds(
             notes.append("the suggested check never fails: what it does not pass goes to a person")
     else:
         # Nothing certified: too few labels, or no candidate good enough however many labels.
-        certified = {**_best_bounds(candidates), "confidence": 1 - delta}
+        certified = None
         cert_share = n_cert / data.n if data.n else 1.0
         if single:
             rows = candidates[candidates["side"] == "pass"] if not candidates.empty else candidates
@@ -1509,39 +1554,40 @@ def find_thresholds(
         else:
             needed = _needed(candidates, alpha=alpha, beta=beta, delta_pass=delta, delta_fail=delta,
                              n_base=n_cert, scale=cert_share, sides=("pass", "fail"))  # fmt: skip
-        zero_error_share = 0.25  # a zero-error certificate on a quarter of the labels
-        plenty = data.n >= certify.min_count(alpha, d_pass) / zero_error_share / cert_share
-        measured_bad = False
-        if not candidates.empty:
-            rows = candidates[candidates["side"].isin(["pass", "joint"])]
-            strict = rows[(rows["n_pass"] >= MIN_N) & (rows["n_pass"] <= zero_error_share * n_cert)]
-            measured_bad = not strict.empty
+        # The classification reads only what grows with alpha (observed rates against the limits,
+        # labels needed at the observed rates), so a looser limit never reads worse: ok never
+        # becomes anything else for lack of evidence, insufficient_data never unattainable.
         if math.isfinite(needed) and needed <= data.n:
-            # The observed rates would do, but the walk stopped early (a bad draw right at the
-            # start of the path, say): more labels steady it.
+            # The observed rates would do, but the walk certified nothing (a bad draw at every
+            # checkpoint, say): more labels steady it.
             notes.append(
-                "the observed error rates would suffice, but the fixed-sequence tests stopped "
-                "before any threshold was certified; more labels make them steadier"
+                "the observed error rates would suffice, but the walk certified no threshold; "
+                "more labels make its tests steadier"
             )
             needed = max(needed, 1.25 * data.n)
-        if math.isfinite(needed):
-            status = "insufficient_data" if needed <= MAX_LABELS else "unattainable"
-            needed_labels = (
-                int(max(math.ceil(needed), data.n + 1)) if needed <= MAX_LABELS else None
-            )
-        elif measured_bad or plenty:
-            # Candidates that pass few enough to judge are measurably worse than the limits, or
-            # there were labels enough and the search found nothing worth passing.
-            status = "unattainable"
-        else:
-            # Too few decisions to estimate a rate: enough for a zero-error certificate on the
+        sides = ("pass",) if single else ("pass", "fail")
+        rows = (
+            candidates[candidates["side"] == "pass"]
+            if single and not candidates.empty
+            else candidates
+        )
+        worse = _measurably_worse(rows, alpha=alpha, beta=beta, delta=delta, sides=sides)
+        if math.isnan(needed) or (math.isinf(needed) and not worse):
+            # Too few decisions to estimate a rate, or rates above the limits that too few labels
+            # measured to say they stay there: enough for a zero-error certificate on the
             # candidate that passes the most, at least.
-            status = "insufficient_data"
             most = float(candidates["n_pass"].max()) if not candidates.empty else 0.0
-            share = most / n_cert if most > 0 and n_cert else zero_error_share
-            zero_error = certify.min_count(alpha, d_pass) / share / cert_share
-            needed_labels = int(max(math.ceil(zero_error), data.n + 1))
+            share = most / n_cert if most > 0 and n_cert else 0.25
+            needed = certify.min_count(alpha, d_pass) / share / cert_share
+        if needed <= MAX_LABELS:
+            status = "insufficient_data"
+            needed_labels = int(max(math.ceil(needed), data.n + 1))
+        else:
+            # No candidate measured with enough decisions is within the limits (inf), or the
+            # labels it would take are beyond any process's reach.
+            status = "unattainable"
     expected = _replay_cached(suggested, data) if suggested is not None else current_rates
+    best_bounds = {**_best_bounds(candidates), "confidence": 1 - delta}
     return StepThresholds(
         process=data.process,
         step=data.step,
@@ -1554,6 +1600,7 @@ def find_thresholds(
         suggested=suggested,
         current=list(data.questions),
         certified=certified,
+        best_bounds=best_bounds,
         expected=expected,
         current_rates=current_rates,
         candidates=candidates,
@@ -1566,6 +1613,37 @@ def find_thresholds(
         settings=settings,
         data=data,
     )
+
+
+def _measurably_worse(
+    frame: pd.DataFrame, *, alpha: float, beta: float, delta: float, sides: Sequence[str]
+) -> bool:
+    """Whether every candidate measured on ``MIN_N`` decisions is measurably outside the limits.
+
+    Measurably: the one-sided Clopper-Pearson *lower* bound at ``1 - delta``
+    of a tested rate is above its limit. Then more labels would not help,
+    and the status is ``unattainable``; a rate merely observed above the
+    limit on a few dozen decisions is not evidence enough. A looser limit
+    can only make fewer candidates measurably worse.
+    """
+    if frame.empty:
+        return False
+    outside = np.zeros(len(frame), bool)
+    measured = np.ones(len(frame), bool)
+    for side in sides:
+        if side == "fail" and beta >= 1.0:
+            continue
+        n_col, k_col, limit = (
+            ("n_pass", "false_pass", alpha) if side == "pass" else ("n_fail", "false_fail", beta)
+        )
+        n = frame[n_col].to_numpy(float)
+        k = frame[k_col].to_numpy(float)
+        measured &= (n >= MIN_N) | (n == 0)
+        with np.errstate(invalid="ignore"):
+            lower = np.where(k > 0, stats.beta.ppf(delta, np.maximum(k, 1), n - k + 1), 0.0)
+        outside |= (n >= MIN_N) & (lower > limit)
+    measured &= (frame["n_pass"].to_numpy() + frame["n_fail"].to_numpy()) >= MIN_N
+    return bool(measured.any() and outside[measured].all())
 
 
 def _best_bounds(candidates: pd.DataFrame) -> dict[str, float | None]:

@@ -139,7 +139,7 @@ def _pct(x: float | None) -> str:
 
 
 def _status_sentence(s: lib.StepThresholds) -> str:
-    c = s.certified
+    c = s.certified if s.certified is not None else s.best_bounds
     conf = f"{100 * (1 - s.delta):g}%"
     if s.status == "ok":
         ff = c.get("false_fail_upper")

@@ -224,6 +224,7 @@ def _step_view(
         else ""
     )
     t = step.thresholds
+    bounds = t.certified if t.certified is not None else t.best_bounds
     n = step.n_labeled
     expected = {k: share_text(t.expected.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
     current = {k: share_text(t.current.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
@@ -286,10 +287,12 @@ def _step_view(
         ),
         "status": t.status,
         "status_words": Md(str(t.status).replace("_", " ")),
-        "certified": {
-            "false_pass_upper": pct(t.certified.get("false_pass_upper")),
-            "false_fail_upper": pct(t.certified.get("false_fail_upper")),
-            "confidence": pct(t.certified.get("confidence", 1 - opts.delta), 0),
+        # The certificate when there is one, else the best single-candidate bounds (the
+        # templates say which): never one taken for the other.
+        "bounds": {
+            "false_pass_upper": pct(bounds.get("false_pass_upper")),
+            "false_fail_upper": pct(bounds.get("false_fail_upper")),
+            "confidence": pct(bounds.get("confidence", 1 - opts.delta), 0),
         },
         "expected": expected,
         "current": current,
