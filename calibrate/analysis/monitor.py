@@ -3,7 +3,7 @@
 Per enforced step and evaluator model, since its first ``advisory: false``
 check:
 
-* **false passes**: the anytime-valid test of "false-pass rate <= alpha" on
+* **false passes** (:mod:`calibrate.analysis.rate_monitor`): the anytime-valid test of "false-pass rate <= alpha" on
   the audited passes (:mod:`calibrate.analysis.sequential`). The stream is
   every pass an audit draw considered, in the draws' order (draw, then check
   time): a drawn pass contributes ``z = X / pi`` (``X = 1`` when the person
@@ -30,7 +30,7 @@ check:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -40,146 +40,15 @@ from scipy import stats
 
 from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
 from calibrate.analysis.drift import share_warning
-from calibrate.analysis.sequential import (
-    ConfidenceSequence,
-    confidence_sequence,
-    first_crossing,
-    log_wealth,
-    memory_for,
+from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, design_bound re-exported
+    RateMonitor,
+    design_bound,
+    rate_monitor,
 )
 from calibrate.profile import RESULT_NAMES
 
 #: Answer bins of a yes/no question: quintiles of the certification window's probabilities.
 YES_NO_BINS = 5
-
-
-@dataclass(frozen=True)
-class RateMonitor:
-    """The sequential test of one error rate of one enforced step and model.
-
-    Attributes
-    ----------
-    audited, bad : int
-        Decided audits in the stream and how many were errors.
-    pending : int
-        Drawn checks still awaiting a decision (the stream stops at the first).
-    rate, lower, upper : float or None
-        The weighted rate and the confidence sequence's ends.
-    e_value : float
-        The e-process now (1 before any audit).
-    alarm_at : datetime or None
-        Time of the audit decision at which the e-process first reached
-        ``1/delta``.
-    limit : float
-        The null rate (alpha or beta).
-    path : DataFrame
-        Per decided audit: ``at``, ``e_value``, ``lower``, ``upper`` (for figures).
-    """
-
-    audited: int
-    bad: int
-    pending: int
-    rate: float | None
-    lower: float | None
-    upper: float | None
-    e_value: float
-    alarm_at: datetime | None
-    limit: float
-    path: pd.DataFrame = field(repr=False)
-
-    @property
-    def alarm(self) -> bool:
-        return self.alarm_at is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "audited": self.audited, "bad": self.bad, "pending": self.pending,
-            "rate": self.rate, "lower": self.lower, "upper": self.upper,
-            "e_value": self.e_value,
-            "alarm_at": self.alarm_at.isoformat() if self.alarm_at is not None else None,
-        }  # fmt: skip
-
-
-def rate_monitor(
-    stream: pd.DataFrame, *, limit: float, delta: float, error_label: bool
-) -> RateMonitor:
-    """Run the e-process and confidence sequence on one stream of considered checks.
-
-    Parameters
-    ----------
-    stream : DataFrame
-        One row per check an audit draw considered, in stream order, with
-        ``drawn`` (bool), ``inclusion_p``, ``label`` (True / False / missing)
-        and ``decided_at``, ``at``.
-    limit : float
-        The null rate: alpha for passes, beta for fails.
-    delta : float
-    error_label : bool
-        The label that is an error: False for passes (not acceptable), True
-        for fails (acceptable).
-
-    Returns
-    -------
-    RateMonitor
-    """
-    drawn = stream["drawn"].to_numpy(dtype=bool)
-    label = stream["label"]
-    undecided = drawn & label.isna().to_numpy()
-    pending = int(undecided.sum())
-    stop = int(np.argmax(undecided)) if undecided.any() else len(stream)
-    s = stream.iloc[:stop]
-    drawn = drawn[:stop]
-    pi = s["inclusion_p"].to_numpy(dtype=float)
-    err = (s["label"].to_numpy(dtype=object) == error_label) & drawn
-    z = np.where(err, 1.0 / pi, 0.0)
-    audited = int(drawn.sum())
-    empty = pd.DataFrame(columns=["at", "e_value", "lower", "upper"])
-    if audited == 0:
-        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty)
-    memory = (
-        memory_for(limit, s["design_rate"].to_numpy(dtype=float)) if "design_rate" in s else None
-    )
-    log_k = log_wealth(z, limit, memory=memory)
-    cs: ConfidenceSequence = confidence_sequence(z, design_bound(s), delta=delta)
-    when = pd.to_datetime(s["decided_at"], utc=True).fillna(pd.to_datetime(s["at"], utc=True))
-    first = int(first_crossing(log_k, delta))
-    alarm_at = when.iloc[first].to_pydatetime() if first >= 0 else None
-    w = 1.0 / pi[drawn]
-    rate = float((w * err[drawn]).sum() / w.sum())
-    path = pd.DataFrame(
-        {"at": when.to_numpy()[drawn], "e_value": np.exp(log_k[drawn]),
-         "lower": cs.lower[drawn], "upper": cs.upper[drawn]}
-    )  # fmt: skip
-    return RateMonitor(
-        audited=audited, bad=int(err.sum()), pending=pending, rate=rate,
-        lower=float(cs.lower[-1]), upper=float(cs.upper[-1]), e_value=float(np.exp(log_k[-1])),
-        alarm_at=alarm_at, limit=limit, path=path,
-    )  # fmt: skip
-
-
-def design_bound(stream: pd.DataFrame) -> np.ndarray:
-    """The largest value ``z`` can take at each check, from its draw's design alone.
-
-    The confidence sequence's downward bet must be capped by this bound and may
-    not see whether the check was drawn, nor its band (that would let it bet on
-    the band's own rate): a uniform draw's bound is ``1/rate``; a by-band
-    draw's is ``1/pi`` of its far band, ``1 / min(1, c w_far)``, with the
-    draw's scale ``c`` read back from any check's ``pi / w_band``.
-    """
-    from calibrate.audit import BAND_WEIGHTS
-
-    out = 1.0 / stream["inclusion_p"].to_numpy(dtype=float)
-    if "band" not in stream or stream["band"].isna().all():
-        return out
-    w = stream["band"].map(BAND_WEIGHTS).to_numpy(dtype=float)
-    pi = stream["inclusion_p"].to_numpy(dtype=float)
-    draw = stream["draw_id"].to_numpy()
-    for d in np.unique(draw[~np.isnan(w)]):
-        rows = (draw == d) & ~np.isnan(w)
-        scaled = pi[rows] / w[rows]
-        c = scaled[pi[rows] < 1].max() if (pi[rows] < 1).any() else 1.0 / min(BAND_WEIGHTS.values())
-        out[rows] = 1.0 / min(1.0, c * min(BAND_WEIGHTS.values()))
-    return out
 
 
 @dataclass(frozen=True)
