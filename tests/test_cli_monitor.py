@@ -63,6 +63,10 @@ def test_alarm_after_a_shift(tmp_path):
     assert "Since the switch" in (rep / "report.html").read_text(encoding="utf-8")
     doc = json.loads((rep / "report.json").read_text(encoding="utf-8"))
     assert [s["status"] for s in doc["since_the_switch"]] == ["alarm"]
+    # The escalations decided after the switch are counted where the step's labels are.
+    (inv,) = [s for s in doc["steps"] if s["process"] == "invoice-matching"]
+    assert inv["left_out"]["escalations_after_switch"] == step["escalations"]["decided"] > 0
+    assert "escalations after the switch" in md
 
 
 def test_ok_without_a_shift(tmp_path):

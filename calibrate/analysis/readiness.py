@@ -1522,7 +1522,7 @@ def assess_store(
     """
     from calibrate.analysis.calibration import calibrate_answers
     from calibrate.analysis.thresholds import read_columns, share_check_codes, store_step_answers
-    from calibrate.dataset import Filters, process_questions, question_settings
+    from calibrate.dataset import Filters, left_out_count, process_questions, question_settings
     from calibrate.dataset import answers as read_answers
     from calibrate.dataset import limits as read_limits
 
@@ -1571,6 +1571,10 @@ def assess_store(
                 has_approve_step=(str(process), str(step)) in approvals,
                 calibration=calib,
             )  # fmt: skip
+        )
+        # Escalations decided after the switch: not a sample of the check, left out and counted.
+        steps[-1].left_out["escalations_after_switch"] = left_out_count(
+            con, replace(filters, process=process, step=step)
         )
         if tv.note:
             notes.append(f"{process}/{step}: {tv.note}")
