@@ -214,3 +214,17 @@ def test_share_warning_is_label_free_and_valid():
     assert sum(same) <= 10
     moved = share_warning(rng.random(800) < 0.35, int(ref.sum()), 3000, delta=DELTA)
     assert moved[0]
+
+
+def test_confidence_sequence_follows_a_shift():
+    # 0.02 for 600 passes, then 0.13: the sequence at the end still holds the stream's estimate
+    # (a running intersection would have shut out the higher rates during the good months).
+    rng = np.random.default_rng(23)
+    n = 1200
+    p = np.where(np.arange(n) < 600, 0.02, 0.13)
+    drawn = rng.random(n) < 0.5
+    bad = rng.random(n) < p
+    m = rate_monitor(stream_frame(drawn, bad, np.full(n, 0.5)), limit=ALPHA, delta=DELTA,
+                     error_label=False)  # fmt: skip
+    assert m.lower <= m.rate <= m.upper
+    assert m.upper >= 0.09

@@ -111,7 +111,9 @@ def rate_monitor(
         memory_for(limit, s["design_rate"].to_numpy(dtype=float)) if "design_rate" in s else None
     )
     log_k = log_wealth(z, limit, memory=memory)
-    cs: ConfidenceSequence = confidence_sequence(z, design_bound(s), delta=delta)
+    # The ends at each decided audit (for the path) and at the end of the stream.
+    at = np.r_[np.flatnonzero(drawn), len(z) - 1]
+    cs: ConfidenceSequence = confidence_sequence(z, design_bound(s), delta=delta, times=at)
     when = pd.to_datetime(s["decided_at"], utc=True).fillna(pd.to_datetime(s["at"], utc=True))
     first = int(first_crossing(log_k, delta))
     alarm_at = when.iloc[first].to_pydatetime() if first >= 0 else None
@@ -119,7 +121,7 @@ def rate_monitor(
     rate = float((w * err[drawn]).sum() / w.sum())
     path = pd.DataFrame(
         {"at": when.to_numpy()[drawn], "e_value": np.exp(log_k[drawn]),
-         "lower": cs.lower[drawn], "upper": cs.upper[drawn]}
+         "lower": cs.lower[:-1], "upper": cs.upper[:-1]}
     )  # fmt: skip
     return RateMonitor(
         audited=audited, bad=int(err.sum()), pending=pending, rate=rate,

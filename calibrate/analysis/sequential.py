@@ -29,10 +29,13 @@ the guarantee; this one only decides the power.
 either side: ``K+_t(m)`` (the rate is above ``m``, ``lambda`` in
 ``[0, c/m]``) and ``K-_t(m) = prod (1 - lambda_s (z_s - m))`` (below ``m``,
 ``lambda`` in ``[0, c/(b_s - m)]`` where ``b_s`` is the largest value
-``z_s`` can take, known before it is seen). ``m`` is excluded once either
-reaches ``2/delta``; the ``m`` never excluded form a ``1 - delta``
-confidence sequence: it covers the rate at every time at once (Waudby-Smith &
-Ramdas 2023, Thm 3, the hedged capital process). Its lower end above ``m``
+``z_s`` can take, known before it is seen). At time ``t``, ``m`` is excluded
+while either is at or above ``2/delta``; the ``m`` not excluded form a
+``1 - delta`` confidence sequence: by Ville's inequality on both processes at
+the true rate it covers the rate at every time at once (Waudby-Smith &
+Ramdas 2023, Thm 3, the hedged capital process). No running intersection:
+when the rate changes, a rate excluded earlier can come back, so the
+sequence follows the change instead of collapsing. Its lower end above ``m``
 implies the one-sided alarm, not the reverse (the alarm spends all of
 ``delta`` on one side).
 
@@ -176,8 +179,8 @@ class ConfidenceSequence:
 
     Attributes
     ----------
-    lower, upper : ndarray, shape (T,)
-        The sequence's ends after each observation (running intersection).
+    lower, upper : ndarray
+        The sequence's ends after each observation asked for.
     delta : float
     """
 
@@ -193,6 +196,7 @@ def confidence_sequence(
     delta: float,
     grid: np.ndarray = RATE_GRID,
     cap: float = BET_CAP,
+    times: np.ndarray | None = None,
 ) -> ConfidenceSequence:
     """The hedged-capital confidence sequence of one stream (module docstring).
 
@@ -211,20 +215,21 @@ def confidence_sequence(
     grid : ndarray
         Candidate rates in (0, 1).
     cap : float, default=0.5
+    times : ndarray of int, optional
+        The times (indices) to give the ends at; every time when ``None``.
 
     Returns
     -------
     ConfidenceSequence
-        Before any observation, and wherever no grid rate survives on a side,
-        the ends are 0 and 1.
+        The ends at each of ``times``; where no grid rate is kept, 0 and 1.
     """
     z = np.asarray(z, dtype=float)
     n = z.size
     b = np.broadcast_to(np.asarray(bound, dtype=float), (n,))
     level = np.log(2.0 / delta)
-    # For each grid rate, the first time it is excluded from above or below (n = never).
-    drop_low = np.full(grid.size, n)  # excluded as too low (the rate is above it)
-    drop_high = np.full(grid.size, n)
+    at = np.arange(n) if times is None else np.asarray(times, dtype=np.int64)
+    # kept[j, i]: grid rate j is not excluded at time at[i] (neither wealth at 2/delta then).
+    kept = np.ones((grid.size, at.size), dtype=bool)
     # Grid rates in chunks (rows) against the whole stream (columns), a few million cells each.
     rows = max(1, int(4e6 // max(n, 1)))
     for start in range(0, grid.size if n else 0, rows):
@@ -234,15 +239,10 @@ def confidence_sequence(
         up = np.clip(gap / (s2 + gap**2), 0.0, cap / m)
         down = np.clip(-gap / (s2 + gap**2), 0.0, cap / np.maximum(b - m, 1e-12))
         down = np.where(b > m, down, 0.0)
-        hi = np.cumsum(np.log1p(up * (z - m)), axis=1) >= level
-        lo = np.cumsum(np.log1p(-down * (z - m)), axis=1) >= level
-        drop_low[start : start + rows] = np.where(hi.any(axis=1), np.argmax(hi, axis=1), n)
-        drop_high[start : start + rows] = np.where(lo.any(axis=1), np.argmax(lo, axis=1), n)
-    t = np.arange(n)
-    # At time t a rate is excluded from below if it dropped at or before t. The excluded-low set
-    # is an interval [0, lower) for a sensible stream; take the largest excluded rate below
-    # every kept one, conservatively: lower = min over kept rates.
-    kept = (drop_low[None, :] > t[:, None]) & (drop_high[None, :] > t[:, None])
+        hi = np.cumsum(np.log1p(up * (z - m)), axis=1)[:, at] >= level
+        lo = np.cumsum(np.log1p(-down * (z - m)), axis=1)[:, at] >= level
+        kept[start : start + rows] = ~hi & ~lo
+    kept = kept.T
     any_kept = kept.any(axis=1)
     lower = np.where(any_kept, np.where(kept, grid[None, :], np.inf).min(axis=1), 0.0)
     upper = np.where(any_kept, np.where(kept, grid[None, :], -np.inf).max(axis=1), 1.0)
