@@ -13,7 +13,7 @@ measured on random halves. It writes ``reports/power.md``.
 
 Usage::
 
-    python -m benchmarks.power                   # the full study (about 20 minutes on 2 cores)
+    python -m benchmarks.power                   # the full study (750 CPU-seconds: 7 min on 2 idle cores)
     python -m benchmarks.power --quick           # a small run (a few minutes)
     python -m benchmarks.power --cells yes_no,overconfident,1500 --datasets 50
 
@@ -72,10 +72,10 @@ BIG = 200_000
 SEED = 14
 #: Datasets per cell in the full run, by question set and number of labels.
 FULL_DATASETS = {
-    "yes_no": {150: 100, 300: 100, 1500: 100, 5000: 100},
-    "rubric": {150: 100, 300: 100, 1500: 100, 5000: 100},
-    "choice": {150: 100, 300: 100, 1500: 100, 5000: 100},
-    "three": {150: 60, 300: 60, 1500: 60, 5000: 40},
+    "yes_no": {150: 200, 300: 200, 1500: 100, 5000: 100},
+    "rubric": {150: 200, 300: 200, 1500: 100, 5000: 100},
+    "choice": {150: 200, 300: 200, 1500: 100, 5000: 100},
+    "three": {150: 100, 300: 100, 1500: 60, 5000: 40},
 }
 QUICK_DATASETS = 20
 REAL_HALVES, QUICK_REAL_HALVES = 100, 20
@@ -439,6 +439,7 @@ def summarise(rows: pd.DataFrame, oracles: pd.DataFrame) -> pd.DataFrame:
             datasets=d,
             certified=float(g["certified"].mean()),
             median_pass=float(g["auto_pass"].median()),
+            mean_pass=float(g["auto_pass"].mean()),
             median_decided=float(g["decided"].median()),
             oracle_pass=oracle,
             oracle_decided=float(g["oracle_decided"].iloc[0]),
@@ -499,13 +500,21 @@ def headline(cells: pd.DataFrame, rows: pd.DataFrame) -> tuple[list[str], dict[s
         )  # fmt: skip
     # 2. Few labels: calibrate's median >= the peer's.
     small = cal[cal.index.get_level_values("n") <= 300]
-    joined = small.join(peer[["median_pass"]].rename(columns={"median_pass": "median_pass_peer"}))
+    joined = small.join(
+        peer[["median_pass", "mean_pass"]].rename(
+            columns={"median_pass": "median_pass_peer", "mean_pass": "mean_pass_peer"}
+        )
+    )
     ok2 = joined[joined["median_pass"] >= joined["median_pass_peer"] - 1e-12]
     verdict["few_labels"] = (len(ok2), len(joined))
+    n_mean = int((joined["mean_pass"] >= joined["mean_pass_peer"] - 1e-12).sum())
+    both_zero = int(((joined["median_pass"] == 0) & (joined["median_pass_peer"] == 0)).sum())
     lines.append("")
     lines.append(
         f"2. **Few labels** (150-300): calibrate's median certified auto-pass is at least the peer's "
-        f"in **{len(ok2)} of {len(joined)}** cells."
+        f"in **{len(ok2)} of {len(joined)}** cells ({both_zero} of them cells where both medians "
+        f"are 0). The mean certified auto-pass (0 where nothing is certified), a finer measure, is "
+        f"at least the peer's in {n_mean} of {len(joined)} cells."
     )
     bad2 = joined.drop(ok2.index).sort_index()
     if not bad2.empty:
@@ -719,7 +728,9 @@ def write_report(path: Path, cells: pd.DataFrame, rows: pd.DataFrame, oracles: p
             f"probability, acceptable = `human_overall >= 3` (150 of 223). Each half: certify on {n_half} "
             "random conversations, measure on the other half (no oracle here; observed rates on about "
             "112 conversations are noisy). The peer is Learn-then-Test with Holm over one pass level "
-            "(1..3) and confidence shared by the eight questions (27 configurations).",
+            "(1..3) and confidence shared by the eight questions (27 configurations). On all 223 "
+            "labels the data allow little: one level and confidence for all eight questions passes "
+            "13% at an observed false-pass rate of 14% at best (level >= 1, confidence >= 0.5).",
             "",
             *real,
             "",
