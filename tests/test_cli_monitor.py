@@ -90,3 +90,18 @@ def test_a_stratified_draw_alarms_after_a_shift_too(tmp_path):
     step = step_of(info)
     assert step["status"] == "alarm"
     assert step["false_pass"]["alarm_at"] > info["truth"]["shift_at"]
+
+
+def test_no_audits_says_which_rate_to_draw(tmp_path):
+    out, db = tmp_path / "exp", str(tmp_path / "c.duckdb")
+    sim = ["simulate", "--runs", "1500", "--seed", "2", "--enforce-weeks", "6", "--out", str(out)]
+    assert runner.invoke(app, sim).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    info = json.loads(runner.invoke(app, ["monitor", "--db", db, "--format", "json"]).stdout)
+    step = step_of(info)
+    assert step["status"] == "no_audits"
+    assert (
+        "calibrate audit draw --process invoice-matching --step match_invoice --rate"
+        in step["action"]
+    )
+    assert step["audit_plan"]["passes_per_week"] > 0

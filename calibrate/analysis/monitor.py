@@ -238,7 +238,8 @@ def monitor_step(
         status = "no_audits"
         action = (
             "No audited passes yet: draw an audit (`calibrate audit draw --process "
-            f"{process} --step {step} --rate R`). " + (plan.text() if plan else "")
+            f"{process} --step {step} --rate {_rate_arg(plan)} --out audit.csv`). "
+            + (plan.text() if plan else "")
         )
     else:
         status = "warning" if warnings else "ok"
@@ -249,6 +250,11 @@ def monitor_step(
         false_pass=fp, false_fail=ff, escalations=_escalations(enforced), warnings=warnings,
         action=action, plan=plan,
     )  # fmt: skip
+
+
+def _rate_arg(plan: SequentialAuditPlan | None) -> str:
+    """The ``--rate`` the plan asks for (every pass when no rate suffices)."""
+    return f"{plan.rate:g}" if plan is not None and plan.rate is not None else "1"
 
 
 def _weeks(at: pd.Series) -> float:
