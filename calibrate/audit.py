@@ -119,6 +119,10 @@ def eligible_checks(
 ) -> pd.DataFrame:
     """Enforced checks of a step with one of ``verdicts`` that no draw has considered.
 
+    Enforced: recorded with ``advisory: false`` at or after the step's first
+    pass or unsure verdict recorded so (a blocking fail in ``handoff.check``
+    alone may predate the switch); a check without a time counts.
+
     Returns
     -------
     DataFrame
@@ -127,10 +131,15 @@ def eligible_checks(
         of the check's yes/no answers (``yes_no`` true), else its lowest
         confidence, and missing for a check with neither.
     """
-    which = (
-        "c.advisory IS NOT DISTINCT FROM false"
-        " AND c.check_id NOT IN (SELECT check_id FROM audit_eligible)"
-    )
+    # The step is enforced from its first pass or unsure verdict recorded with advisory: false,
+    # as calibrate monitor reads it (a blocking fail alone may predate the switch).
+    which = """c.advisory IS NOT DISTINCT FROM false
+        AND c.check_id NOT IN (SELECT check_id FROM audit_eligible)
+        AND coalesce(c.checked_at >= (
+            SELECT min(e.checked_at) FROM checks e
+            WHERE e.process = c.process AND e.step = c.step
+              AND e.advisory IS NOT DISTINCT FROM false AND e.verdict IN ('pass', 'unsure')
+        ), true)"""
     return con.execute(_SCORED.format(which=which), [process, step, list(verdicts)]).df()
 
 

@@ -200,3 +200,20 @@ def test_cli_audit_draw_writes_a_decision_table(tmp_path, enforced_export):
     # About ten a week over the six enforced weeks.
     assert 30 <= info["n_drawn"] <= 95
     assert runner.invoke(app, [*args[:-2], "--rate", "0.5", "--out", str(out)]).exit_code == 2
+
+
+def test_blocking_fails_before_the_switch_are_not_eligible(store):
+    # The simulated advisory window records a blocking fail (handoff.check) as advisory: false;
+    # the switch is the step's first pass or unsure verdict recorded so.
+    switch = store.execute(
+        "SELECT min(checked_at) FROM checks WHERE process = 'invoice-matching' AND NOT advisory"
+        " AND verdict IN ('pass', 'unsure')"
+    ).fetchone()[0]
+    before = store.execute(
+        "SELECT count(*) FROM checks WHERE process = 'invoice-matching' AND NOT advisory"
+        " AND checked_at < ?",
+        [switch],
+    ).fetchone()[0]
+    assert before > 0
+    result = audit.draw(store, **STEP, rate=1.0, seed=1, verdicts=("pass", "fail"))
+    assert (pd.to_datetime(result.drawn["at"], utc=True) >= pd.Timestamp(switch)).all()
