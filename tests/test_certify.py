@@ -162,3 +162,50 @@ def test_levels_are_validated():
         certify.min_count(0.05, 1.5)
     with pytest.raises(ValueError, match="limit"):
         certify.min_count(0.0, 0.1)
+
+
+def _fallback_by_definition(p, w):
+    """Wiens (2003) as written: a_j = w_j + a_{j-1} if H_{j-1} was rejected, else w_j."""
+    levels, rejected, carried = np.zeros(p.size), np.zeros(p.size, bool), 0.0
+    for j in range(p.size):
+        level = carried + w[j]
+        levels[j] = level
+        rejected[j] = level > 0 and p[j] <= level
+        carried = level if rejected[j] else 0.0
+    return levels, rejected
+
+
+@given(st.lists(st.tuples(st.floats(0, 1), st.sampled_from([0.0, 0.0, 0.01, 0.05])), max_size=40))
+def test_fallback_is_the_procedure_as_defined(pairs):
+    p = np.array([a for a, _ in pairs], float)
+    w = np.array([b for _, b in pairs], float)
+    chosen, levels, rejected = certify.fallback(p, w)
+    want_levels, want_rejected = _fallback_by_definition(p, w)
+    np.testing.assert_array_equal(rejected, want_rejected)
+    tested = want_levels > 0
+    np.testing.assert_allclose(levels[tested], want_levels[tested])
+    assert chosen == (int(np.flatnonzero(rejected)[-1]) if rejected.any() else None)
+
+
+def test_fallback_controls_the_familywise_error_at_the_sum_of_weights():
+    """All nulls true, exact (uniform) p-values, dependent along the path: P(any rejection) <= sum(w)."""
+    rng = np.random.default_rng(5)
+    w = certify.checkpoint_weights(np.arange(1, 401), limit=0.1, level=0.1)
+    runs = 20_000
+    # Positively dependent p-values, as along a path of nested pass sets.
+    z = np.cumsum(rng.normal(size=(runs, 400)), axis=1) / np.sqrt(np.arange(1, 401))
+    p = stats.norm.cdf(z)
+    hits = np.array([certify.fallback(row, w)[0] is not None for row in p])
+    upper = stats.beta.ppf(0.99, hits.sum() + 1, runs - hits.sum())
+    assert hits.mean() <= 0.1 and upper <= 0.1 + 0.01, hits.mean()
+
+
+def test_checkpoints_are_fixed_by_counts_and_sum_to_the_level():
+    n = np.r_[np.zeros(10), np.arange(1, 991)]
+    w = certify.checkpoint_weights(n, limit=0.1, level=0.085)
+    assert w.sum() == pytest.approx(0.085)
+    first = np.flatnonzero(w)[0]
+    assert n[first] >= certify.min_count(0.1, 0.085) and w[first] >= 0.5 * 0.085
+    # Later checkpoints sit at twice the count of the one before.
+    marks = n[np.flatnonzero(w)]
+    assert np.all(marks[1:] >= 2 * marks[:-1] - 1)

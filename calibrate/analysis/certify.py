@@ -259,26 +259,18 @@ def fallback(pvalues: Any, weights: Any) -> tuple[int | None, np.ndarray, np.nda
     w = np.asarray(weights, dtype=float)
     levels = np.zeros(p.size)
     rejected = np.zeros(p.size, bool)
-    carried = 0.0
-    # Only the candidates reached by some level need a look: between checkpoints a chain either
-    # continues (and every candidate is tested) or has ended (levels are 0 until the next weight).
-    j = 0
+    # Between two weighted candidates a run's level is constant, so each stretch is one vectorised
+    # comparison: the walk costs one step per checkpoint, not one per candidate.
     starts = np.flatnonzero(w > 0)
-    while j < p.size:
+    carried = 0.0
+    for i, j in enumerate(starts):
+        end = int(starts[i + 1]) if i + 1 < starts.size else p.size
         level = carried + w[j]
-        if level <= 0.0:
-            nxt = starts[starts > j]
-            if nxt.size == 0:
-                break
-            j = int(nxt[0])
-            continue
-        levels[j] = level
-        if p[j] <= level:
-            rejected[j] = True
-            carried = level
-        else:
-            carried = 0.0
-        j += 1
+        fails = np.flatnonzero(p[j:end] > level)
+        stop = j + int(fails[0]) if fails.size else end
+        rejected[j:stop] = True
+        levels[j : min(stop + 1, end)] = level
+        carried = level if not fails.size else 0.0
     hits = np.flatnonzero(rejected)
     return (int(hits[-1]) if hits.size else None), levels, rejected
 

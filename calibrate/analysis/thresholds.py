@@ -78,8 +78,25 @@ from calibrate.analysis.stats import MIN_N, clopper_pearson_interval
 from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, TRADEOFF_ALPHAS
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Limits, Question, decide, worst
 
-#: Share of the labels that learns the path when it must be learned (the rest certifies).
+#: Share of the labels that learns the path when it must be learned (the rest certifies): half
+#: of a small sample, but never more labels than SEARCH_LABELS once a quarter is that many.
 SEARCH_FRACTION = 0.5
+SEARCH_LABELS = 400
+SEARCH_FRACTION_MIN = 0.25
+
+
+def search_share(n: int) -> float:
+    """The share of ``n`` labels that learns a path: ``0.5`` up to 800, then down to ``0.25``.
+
+    A path needs a few hundred labels to be ordered well; beyond that, every
+    label certifies more where it counts (the bound's margin shrinks as
+    ``1 / sqrt(n)`` of the certification part).
+    """
+    if n <= 0:
+        return SEARCH_FRACTION
+    return float(min(SEARCH_FRACTION, max(SEARCH_FRACTION_MIN, SEARCH_LABELS / n)))
+
+
 #: Share of delta the pass path of a single yes/no question gets; its fail path gets the rest.
 #: Passes are where a check saves work and where a wrong certificate costs most; a fail
 #: threshold far inside beta (the common case: the lowest answers are nearly all rejected)
@@ -766,9 +783,9 @@ def _loosened(path: Path, i: int) -> float:
 # ----- learned paths: block coordinate ascent on a Lagrangian, on the search part
 
 #: Quantiles of the search part tried per continuous threshold.
-_N_PASS_VALUES = 24
-_N_FAIL_VALUES = 12
-_N_CONF_VALUES = 12
+_N_PASS_VALUES = 40
+_N_FAIL_VALUES = 20
+_N_CONF_VALUES = 32
 #: Multipliers of the Lagrangian tried, loose to strict: an error costs about ``weight`` decisions.
 _WEIGHTS = np.geomspace(1.0, 1e4, 16)
 #: Options whose result codes are computed at once.
@@ -1437,7 +1454,7 @@ def find_thresholds(
     delta: float = DEFAULT_DELTA,
     beta: float = DEFAULT_BETA,
     relearn_lists: bool = False,
-    search_fraction: float = SEARCH_FRACTION,
+    search_fraction: float | None = None,
     seed: int = 0,
 ) -> StepThresholds:
     """Search the thresholds of one step with a certified bound on false passes and false fails.
@@ -1463,8 +1480,10 @@ def find_thresholds(
     relearn_lists : bool, default=False
         Relearn the ``pass``/``unsure`` lists of choice questions instead of
         keeping the process file's.
-    search_fraction : float, default=0.5
-        Share of the labels that learns the path when it must be learned.
+    search_fraction : float, optional
+        Share of the labels that learns the path when it must be learned;
+        default :func:`search_share` of the number of labels (0.5 up to 800
+        labels, then 400 labels, at least a quarter).
     seed : int, default=0
         Seed of the stratified split.
 
@@ -1486,6 +1505,8 @@ def find_thresholds(
     ('ok', 0.05)
     """
     _validate(alpha, delta, beta)
+    if search_fraction is None:
+        search_fraction = search_share(data.n)
     settings = dict(delta=delta, beta=beta, relearn_lists=relearn_lists,
                     search_fraction=search_fraction, seed=seed)  # fmt: skip
     notes = list(data.notes)
@@ -1687,7 +1708,7 @@ def search_step(
     model: str | None = None,
     limits: Limits | None = None,
     relearn_lists: bool = False,
-    search_fraction: float = SEARCH_FRACTION,
+    search_fraction: float | None = None,
     seed: int = 0,
 ) -> StepThresholds:
     """:func:`step_data` then :func:`find_thresholds` for one step's checks and answers."""
@@ -1727,7 +1748,7 @@ def suggest_thresholds(
     model: str | None = None,
     limits: Limits | None = None,
     relearn_lists: bool = False,
-    search_fraction: float = SEARCH_FRACTION,
+    search_fraction: float | None = None,
     seed: int = 0,
 ) -> ThresholdsReport:
     """Run :func:`search_step` for every (process, step) in ``subs``, each on its latest model.
@@ -1896,7 +1917,7 @@ def tradeoff(
     delta: float = DEFAULT_DELTA,
     beta: float = DEFAULT_BETA,
     relearn_lists: bool = False,
-    search_fraction: float = SEARCH_FRACTION,
+    search_fraction: float | None = None,
     seed: int = 0,
 ) -> pd.DataFrame:
     """For each ``alpha``: status, certified bound and the shares decided without a person.
