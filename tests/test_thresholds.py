@@ -13,6 +13,8 @@ from scipy import stats
 
 from calibrate import dataset
 from calibrate.analysis import certify
+from calibrate.analysis import learned_path as lp
+from calibrate.analysis import step_data as sd
 from calibrate.analysis import thresholds as th
 from calibrate.analysis.baselines import jung_fixed_sequence_baseline
 from calibrate.dataset import Filters, answers, process_questions, submissions
@@ -297,10 +299,10 @@ def test_vectorised_search_rule_equals_profile_decide(seed):
     data.answer[1][:5] = None  # missing names stay unsure
     data.confidence[2][:7] = np.nan
     search = np.arange(data.n)
-    layout = th._layout(data, search, relearn_lists=bool(seed % 2))
+    layout = lp._layout(data, search, relearn_lists=bool(seed % 2))
     for block in layout.blocks:
         for k in rng.choice(len(block.options), size=min(25, len(block.options)), replace=False):
-            cfg = th._config(data, layout, [0 if b is not block else k for b in layout.blocks])
+            cfg = lp._config(data, layout, [0 if b is not block else k for b in layout.blocks])
             q = cfg[block.q]
             want = decide(q, data.answer[block.q], data.confidence[block.q])
             missing = (
@@ -633,7 +635,7 @@ def test_coverage_at_least_jung_fixed_sequence_on_one_question():
 
 def test_buckets_group_equal_columns():
     codes = np.array([[0, 1, 0, 2, 1], [1, 1, 1, 0, 1]], dtype=np.int8)
-    bucket, columns = th._buckets(codes)
+    bucket, columns = lp._buckets(codes)
     assert columns.shape == (2, 3)  # columns 0/2 and 1/4 are equal
     assert (columns[:, bucket] == codes).all()
     assert bucket[0] == bucket[2] and bucket[1] == bucket[4] and len(set(bucket[[0, 1, 3]])) == 3
@@ -645,7 +647,7 @@ def test_bucketed_gains_equal_dense_sums(seed):
     rng = np.random.default_rng(seed)
     data = three_questions(400, rng)
     search = np.arange(data.n)
-    layout = th._layout(data, search, relearn_lists=bool(seed))
+    layout = lp._layout(data, search, relearn_lists=bool(seed))
     bad = ~data.acceptable
     vp = (1.0 + 7.5 * (0.05 - bad)).astype(np.float32)
     vf = (1.0 + 3.0 * (0.2 - ~bad)).astype(np.float32)
@@ -685,7 +687,7 @@ def test_isin_and_answer_rows_match_pandas(cat_column, cat_values):
     values = _text(rng.choice(pool[:25], 20, replace=False), cat_values)
     want = column.astype(object).isin(set(values.astype(object))).to_numpy()
     assert (th.isin(column, values) == want).all()
-    rows = th._answer_rows(values, column)
+    rows = sd._answer_rows(values, column)
     where = {v: i for i, v in enumerate(values.astype(object))}
     assert rows.tolist() == [where.get(v, -1) for v in column.astype(object)]
 
@@ -693,12 +695,12 @@ def test_isin_and_answer_rows_match_pandas(cat_column, cat_values):
 def test_isin_on_shared_categories_compares_codes():
     ids = pd.Series(["a", "b", "c", None, "a"], dtype="category")
     assert th.isin(ids, ids.iloc[[0, 2]]).tolist() == [True, False, True, False, True]
-    assert th._answer_rows(ids.iloc[[2, 1]], ids).tolist() == [-1, 1, 0, -1, -1]
+    assert sd._answer_rows(ids.iloc[[2, 1]], ids).tolist() == [-1, 1, 0, -1, -1]
     assert th.isin(ids, ids.iloc[[3]]).tolist() == [False] * 5  # missing is never in
 
 
 def test_distinct_pairs_are_sorted_and_unique():
-    a, b = th._distinct_pairs(np.array([2, 0, 2, 1, 0]), np.array([1, 1, 1, 0, 1]), 3)
+    a, b = sd._distinct_pairs(np.array([2, 0, 2, 1, 0]), np.array([1, 1, 1, 0, 1]), 3)
     assert list(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1), (1, 0), (2, 1)]
 
 
@@ -779,8 +781,8 @@ def test_cells_count_every_search_row_once():
     rng = np.random.default_rng(2)
     data = three_questions(500, rng)
     search = np.arange(data.n)
-    layout = th._layout(data, search, relearn_lists=False)
-    cells = th._Cells.of(layout, ~data.acceptable, data.forced_unsure)
+    layout = lp._layout(data, search, relearn_lists=False)
+    cells = lp._Cells.of(layout, ~data.acceptable, data.forced_unsure)
     assert cells.count.sum() == data.n
     assert int((cells.count * cells.bad).sum()) == int((~data.acceptable).sum())
     # Gains summed over cells, weighted by their rows, are the gains summed over rows.

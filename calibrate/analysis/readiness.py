@@ -76,7 +76,7 @@ from calibrate.analysis.stats import (
     binomial_upper_bound,
     wilson_interval,
 )
-from calibrate.analysis.thresholds import (
+from calibrate.analysis.step_data import (
     _answer_rows,
     _codes,
     _distinct_pairs,
@@ -1521,7 +1521,7 @@ def assess_store(
         Steps sorted READY first, then by hours of review saved.
     """
     from calibrate.analysis.calibration import calibrate_answers
-    from calibrate.analysis.thresholds import read_columns, share_check_codes, store_step_answers
+    from calibrate.analysis.step_data import read_columns, share_check_codes, store_step_answers
     from calibrate.dataset import Filters, left_out_count, process_questions, question_settings
     from calibrate.dataset import answers as read_answers
     from calibrate.dataset import limits as read_limits

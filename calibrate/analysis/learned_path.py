@@ -1,0 +1,484 @@
+"""A path learned on the search part of the labels: the search over several thresholds.
+
+Block coordinate ascent on the Lagrangian of "decide the most within alpha
+and beta" proposes configurations on the search part; their Pareto front,
+ordered by observed risk, is the path the certification part tests
+(:func:`joint_path`). ``docs/method.md`` says it in words.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calibrate.analysis import certify
+from calibrate.analysis.paths import Path
+from calibrate.analysis.step_data import StepData, can_fail, replay_cached
+from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
+
+# ----- learned paths: block coordinate ascent on a Lagrangian, on the search part
+
+#: Quantiles of the search part tried per continuous threshold.
+_N_PASS_VALUES = 40
+_N_FAIL_VALUES = 20
+_N_CONF_VALUES = 32
+#: Multipliers of the Lagrangian tried, loose to strict: an error costs about ``weight`` decisions.
+_WEIGHTS = np.geomspace(1.0, 1e4, 16)
+#: Options whose result codes are computed at once.
+_CHUNK = 16
+_FAIL_WEIGHTS = np.r_[0.0, np.geomspace(1.0, 1e4, 9)]
+
+
+@dataclass
+class _Options:
+    """Every threshold combination tried for one question, with its result codes on the search part.
+
+    Search rows whose codes agree under every option form one *bucket*, so the
+    codes are kept per bucket and a gain is a sum over buckets: one pass over the
+    rows per call (``bincount``) instead of one per option.
+    """
+
+    q: int
+    options: list[dict[str, float]]
+    codes: np.ndarray  # (n_options, n_buckets) int8
+    bucket: np.ndarray  # (n_search,) the bucket of each search row
+    is_pass: np.ndarray = field(init=False)  # float64 indicators per bucket
+    is_fail: np.ndarray = field(init=False)
+    decided: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.is_pass = (self.codes == PASS).astype(float)
+        self.is_fail = (self.codes == FAIL).astype(float)
+        self.decided = self.is_pass + self.is_fail
+
+    @classmethod
+    def of(cls, q: int, options: list[dict[str, float]], codes: np.ndarray) -> _Options:
+        """Distinct options (the first, loosest, of each set deciding alike) over bucketed rows."""
+        bucket, columns = _buckets(codes)
+        # Options that decide the search part identically are one candidate; keep the first.
+        _, first = np.unique(columns, axis=0, return_index=True)
+        keep = np.sort(first)
+        return cls(q, [options[k] for k in keep], columns[keep], bucket)
+
+    def row_codes(self, k: int) -> np.ndarray:
+        """Result codes of option ``k`` on every search row."""
+        return self.codes[k][self.bucket]
+
+    def gains(self, rest: np.ndarray, value_pass: np.ndarray, value_fail: np.ndarray) -> np.ndarray:
+        """The objective of every option with the other questions' worst result ``rest`` held.
+
+        The verdict is the worst result: where the rest passes, this question decides; where the
+        rest fails, the verdict fails unless this question is unsure; where it is unsure, nothing.
+        """
+        rest_pass, rest_fail = rest == PASS, rest == FAIL
+        m = self.codes.shape[1]
+        sums = [
+            np.bincount(self.bucket, weights=np.where(on, v, 0.0), minlength=m)
+            for on, v in ((rest_pass, value_pass), (rest_pass, value_fail), (rest_fail, value_fail))
+        ]
+        return self.is_pass @ sums[0] + self.is_fail @ sums[1] + self.decided @ sums[2]
+
+
+def _buckets(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group the columns (rows of the data) of ``codes`` that are equal: each row's bucket and the codes per bucket."""
+    if codes.shape[1] == 0:
+        return np.zeros(0, np.intp), codes
+    cols = np.ascontiguousarray(codes.T)
+    keys = cols.view(np.dtype((np.void, cols.dtype.itemsize * cols.shape[1]))).ravel()
+    _, first, bucket = np.unique(keys, return_index=True, return_inverse=True)
+    return bucket.ravel(), np.ascontiguousarray(codes[:, first])
+
+
+@dataclass
+class _Layout:
+    """How the questions of a step map onto thresholds (learned on the search part)."""
+
+    blocks: list[_Options]
+    rank_names: dict[int, list[str]]  # relearned choice: names ordered worst to best
+    relearn: set[int]
+    levels: dict[int, int]  # rubric: number of levels
+    score: dict[int, np.ndarray]  # per question, the score its pass rule reads (all rows)
+    fixed: dict[int, np.ndarray]  # kept-list choice: result code by answer name (all rows)
+    observed: dict[tuple[int, str], np.ndarray]  # distinct search-part values, for short decimals
+
+
+def _grid(values: np.ndarray, k: int) -> np.ndarray:
+    u = np.unique(values[np.isfinite(values)])
+    if u.size > k:
+        u = np.unique(np.quantile(u, np.linspace(0, 1, k), method="nearest"))
+    return u
+
+
+def _question_codes(
+    layout: _Layout, data: StepData, rows: np.ndarray, q: int, t: Mapping[str, Any]
+) -> np.ndarray:
+    """Result codes of question ``q`` on ``rows`` for thresholds ``t``; values may be arrays (vectorised).
+
+    The same rule as :func:`calibrate.profile.decide` (tested against it), written over scores so that
+    many candidate thresholds are evaluated in one pass.
+    """
+    kind = data.questions[q].kind
+    conf = data.confidence[q][rows]
+    if kind is Kind.YES_NO:
+        p = layout.score[q][rows]
+        a, b = np.asarray(t["pass"], float)[..., None], np.asarray(t["fail"], float)[..., None]
+        with np.errstate(invalid="ignore"):
+            out = np.where(p >= a, PASS, np.where(p < np.minimum(a, b), FAIL, UNSURE))
+        return out.astype(np.int8)
+    c = np.asarray(t["confidence"], float)[..., None]
+    with np.errstate(invalid="ignore"):
+        low = ~(conf >= c)  # a missing confidence is below any threshold
+    if kind is Kind.RUBRIC:
+        lv = layout.score[q][rows]
+        level = np.asarray(t["level"], float)[..., None]
+        out = np.where(lv >= level, PASS, FAIL)
+    elif q in layout.relearn:
+        r = layout.score[q][rows]
+        k, kf = (
+            np.asarray(t["rank"], float)[..., None],
+            np.asarray(t["rank_fail"], float)[..., None],
+        )
+        with np.errstate(invalid="ignore"):
+            out = np.where(r >= k, PASS, np.where(r < np.minimum(k, kf), FAIL, UNSURE))
+    else:
+        out = np.broadcast_to(layout.fixed[q][rows], low.shape)
+    return np.where(low, UNSURE, out).astype(np.int8)
+
+
+def _layout(data: StepData, search: np.ndarray, *, relearn_lists: bool) -> _Layout:
+    rank_names: dict[int, list[str]] = {}
+    relearn: set[int] = set()
+    levels: dict[int, int] = {}
+    score: dict[int, np.ndarray] = {}
+    fixed: dict[int, np.ndarray] = {}
+    observed: dict[tuple[int, str], np.ndarray] = {}
+    option_sets: list[tuple[int, list[dict[str, float]]]] = []
+    for i, q in enumerate(data.questions):
+        ans, conf = data.answer[i], data.confidence[i].astype(float)
+        if q.kind is Kind.YES_NO:
+            p = ans.astype(float)
+            score[i] = p
+            ps = p[search]
+            observed[(i, "pass")] = observed[(i, "fail")] = np.unique(ps[np.isfinite(ps)])
+            a_vals = np.r_[-np.inf, _grid(ps, _N_PASS_VALUES), np.inf]
+            b_vals = np.r_[-np.inf, _grid(ps, _N_FAIL_VALUES)]
+            opts = []
+            for a in a_vals:
+                opts += [{"pass": a, "fail": b} for b in b_vals if b < a]
+                opts.append({"pass": a, "fail": np.inf})  # fail below pass: no unsure band
+            option_sets.append((i, opts))
+            continue
+        cs = conf[search]
+        observed[(i, "confidence")] = np.unique(cs[np.isfinite(cs)])
+        c_vals = np.r_[-np.inf, _grid(cs, _N_CONF_VALUES)]
+        if q.kind is Kind.RUBRIC:
+            lv = ans.astype(float)
+            top = int(np.nanmax(lv)) + 1 if np.isfinite(lv).any() else 2
+            levels[i] = max(len(q.levels), top, 2)
+            score[i] = lv
+            opts = [
+                {"level": float(L), "confidence": c} for L in range(levels[i] + 1) for c in c_vals
+            ]
+        elif relearn_lists or not data.known[i]:
+            relearn.add(i)
+            s_names, s_ok = ans[search], data.acceptable[search]
+            have = np.array([v is not None for v in s_names], bool)
+            seen = pd.Series(s_ok[have]).groupby(pd.Series(s_names[have], dtype=object)).mean()
+            # Worst first; ties by name so the order is reproducible.
+            order = sorted(seen.index, key=lambda n: (seen[n], str(n)))
+            rank_names[i] = [str(n) for n in order]
+            pos = {n: k for k, n in enumerate(rank_names[i])}
+            score[i] = np.array([float(pos[v]) if v in pos else np.nan for v in ans], dtype=float)
+            r = len(order)
+            opts = [
+                {"rank": float(k), "rank_fail": float(kf), "confidence": c}
+                for k in range(r + 1)
+                for kf in range(k + 1)
+                for c in c_vals
+            ]
+        else:
+            code = np.full(ans.shape, FAIL, dtype=np.int8)
+            code[np.isin(ans, list(q.pass_names))] = PASS
+            code[np.isin(ans, list(q.unsure_names))] = UNSURE
+            code[np.array([v is None for v in ans], bool)] = UNSURE
+            fixed[i] = code
+            opts = [{"confidence": c} for c in c_vals]
+        option_sets.append((i, opts))
+    layout = _Layout([], rank_names, relearn, levels, score, fixed, observed)
+    for i, opts in option_sets:
+        keys = opts[0].keys()
+        arrays = {k: np.array([o[k] for o in opts], float) for k in keys}
+        # A few options at a time: the rule's intermediates are eight bytes per row and option.
+        codes = np.concatenate(
+            [
+                _question_codes(
+                    layout, data, search, i, {k: v[j : j + _CHUNK] for k, v in arrays.items()}
+                )
+                for j in range(0, len(opts), _CHUNK)
+            ]
+        )
+        layout.blocks.append(_Options.of(i, opts, codes))
+    return layout
+
+
+def _ascend(
+    blocks: Sequence[_Options], values: tuple[np.ndarray, np.ndarray], forced: np.ndarray,
+    choice: list[int], *, rounds: int = 4,
+) -> list[int]:  # fmt: skip
+    """Block coordinate ascent: each question in turn gets its best combination of thresholds.
+
+    ``values`` holds what a passed and a failed submission are worth (an
+    unsure one is worth nothing); see :func:`joint_path`. Each question's
+    thresholds are chosen together (so a pass and a fail threshold move as
+    one) with the other questions held; a tie keeps the current option.
+    """
+    value_pass, value_fail = values
+    current = [b.row_codes(k) for b, k in zip(blocks, choice, strict=True)]
+    n = forced.size
+    for _ in range(rounds):
+        changed = False
+        for j, block in enumerate(blocks):
+            others = current[:j] + current[j + 1 :]
+            rest = np.max(np.vstack(others), axis=0) if others else np.zeros(n, np.int8)
+            rest = np.where(forced, UNSURE, rest)
+            gain = block.gains(rest, value_pass, value_fail)
+            best = np.flatnonzero(gain >= gain.max() - 1e-4)
+            if choice[j] in best:
+                continue  # a tie keeps the current option: moves must pay on the search part
+            choice[j] = int(best[0])
+            current[j] = block.row_codes(choice[j])
+            changed = True
+        if not changed:
+            break
+    return choice
+
+
+def _short(value: float, observed: np.ndarray, *, prefer: str) -> float:
+    """A short decimal making the same decisions on the search part as ``value``."""
+    if not math.isfinite(value):
+        return value
+    below = observed[observed < value]
+    low = float(below[-1]) if below.size else value - 1.0
+    return certify.nice_threshold(low, value, prefer=prefer) if low < value else value
+
+
+def _config(data: StepData, layout: _Layout, choice: Sequence[int]) -> list[Question]:
+    """The questions of one candidate, with short decimals and check-1's bounds."""
+    theta = {b.q: b.options[k] for b, k in zip(layout.blocks, choice, strict=True)}
+    out: list[Question] = []
+
+    def unit(i: int, key: str, prefer: str) -> float:
+        v = theta[i][key]
+        if v == -np.inf:
+            return 0.0
+        if v == np.inf:
+            return 1.0
+        return float(min(max(_short(v, layout.observed[(i, key)], prefer=prefer), 0.0), 1.0))
+
+    for i, q in enumerate(data.questions):
+        t = theta[i]
+        if q.kind is Kind.YES_NO:
+            a = unit(i, "pass", "low")
+            if t["fail"] == np.inf:
+                fail = None
+            else:
+                b = unit(i, "fail", "high")
+                fail = None if b >= a else b
+            out.append(replace(q, pass_p=a, fail_p=fail))
+        elif q.kind is Kind.RUBRIC:
+            n_levels = layout.levels[i]
+            texts = q.levels or tuple(f"level {k}" for k in range(n_levels))
+            out.append(replace(q, pass_level=int(t["level"]), confidence=unit(i, "confidence", "low"),
+                               levels=tuple(texts)))  # fmt: skip
+        elif i in layout.relearn:
+            order = layout.rank_names[i]
+            k, kf = int(t["rank"]), int(min(t["rank_fail"], t["rank"]))
+            names = list(q.one_of) if q.one_of else []
+            names += [n for n in order if n not in names]
+            pass_names = tuple(order[k:])
+            fail_names = set(order[:kf])
+            unsure = tuple(n for n in names if n not in pass_names and n not in fail_names)
+            one_of = dict(q.one_of) if q.one_of else {}
+            for n in names:
+                one_of.setdefault(n, n)
+            out.append(replace(q, pass_names=pass_names, unsure_names=unsure,
+                               confidence=unit(i, "confidence", "low"), one_of=one_of))  # fmt: skip
+        else:
+            out.append(replace(q, confidence=unit(i, "confidence", "low")))
+    return out
+
+
+def _describe(questions: Sequence[Question]) -> str:
+    parts = []
+    for i, q in enumerate(questions, 1):
+        if q.kind is Kind.YES_NO:
+            parts.append(
+                f"Q{i} pass {q.pass_p:g}" + ("" if q.fail_p is None else f" fail {q.fail_p:g}")
+            )
+        elif q.kind is Kind.RUBRIC:
+            parts.append(f"Q{i} level>={q.pass_level} conf {q.confidence:g}")
+        else:
+            parts.append(f"Q{i} {'/'.join(q.pass_names) or '-'} conf {q.confidence:g}")
+    return "; ".join(parts)
+
+
+def _neighbourhood(
+    blocks: Sequence[_Options], solutions: list[tuple[int, ...]], bad: np.ndarray,
+    forced: np.ndarray, count: np.ndarray,
+) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
+    """The solutions and all their one-question deviations, with counts on the search part.
+
+    ``bad``, ``forced`` and ``count`` describe the cells of search rows (see
+    :class:`_Cells`). Returns the distinct option tuples and ``(n_pass,
+    false_pass, n_fail, false_fail)``.
+    """
+    ones = count.astype(float)
+    badf = ones * bad
+    goodf = ones * ~bad
+    zero = np.zeros_like(ones)
+    seen: dict[tuple[int, ...], tuple[float, float, float, float]] = {}
+    for sol in solutions:
+        current = [bl.row_codes(k) for bl, k in zip(blocks, sol, strict=True)]
+        for j, block in enumerate(blocks):
+            others = current[:j] + current[j + 1 :]
+            rest = np.max(np.vstack(others), axis=0) if others else np.zeros(bad.size, np.int8)
+            rest = np.where(forced, UNSURE, rest)
+            counts = np.column_stack(
+                [block.gains(rest, ones, zero), block.gains(rest, badf, zero),
+                 block.gains(rest, zero, ones), block.gains(rest, zero, goodf)]
+            )  # fmt: skip
+            for k in range(len(block.options)):
+                key = sol[:j] + (k,) + sol[j + 1 :]
+                if key not in seen:
+                    seen[key] = tuple(counts[k])
+    keys = list(seen)
+    arr = np.array([seen[k] for k in keys], dtype=float).reshape(-1, 4)
+    return keys, (arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
+
+
+@dataclass
+class _Cells:
+    """The search rows grouped into cells that every candidate treats alike.
+
+    Rows with the same bucket in every question, the same label and the same
+    forced-unsure flag get the same verdict under every candidate, so the
+    search sums over cells weighted by their row counts instead of over rows.
+    """
+
+    blocks: list[_Options]  # the layout's blocks with ``bucket`` per cell
+    bad: np.ndarray
+    forced: np.ndarray
+    count: np.ndarray
+
+    @classmethod
+    def of(cls, layout: _Layout, bad: np.ndarray, forced: np.ndarray) -> _Cells:
+        keys = np.column_stack(
+            [b.bucket for b in layout.blocks] + [bad.astype(np.intp), forced.astype(np.intp)]
+        )
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        count = np.bincount(inverse.ravel(), minlength=first.size)
+        blocks = [replace(b, bucket=b.bucket[first]) for b in layout.blocks]
+        return cls(blocks, bad[first], forced[first], count)
+
+
+def _prepared(
+    data: StepData, *, search_fraction: float, seed: int, relearn_lists: bool
+) -> tuple[np.ndarray, np.ndarray, _Layout, _Cells]:
+    """The split, the layout and the cells of a learned path: they do not depend on alpha or beta."""
+    key = ("joint", search_fraction, seed, relearn_lists)
+    if key not in data.cache:
+        search, cert = certify.stratified_split(
+            data.acceptable, search_fraction=search_fraction, seed=seed
+        )
+        layout = _layout(data, search, relearn_lists=relearn_lists)
+        cells = _Cells.of(layout, ~data.acceptable[search], data.forced_unsure[search])
+        data.cache[key] = (search, cert, layout, cells)
+    return data.cache[key]
+
+
+def joint_path(
+    data: StepData,
+    *,
+    alpha: float,
+    delta: float,
+    beta: float,
+    relearn_lists: bool,
+    search_fraction: float,
+    seed: int,
+) -> tuple[Path, np.ndarray, np.ndarray]:
+    """Learn a joint path on the search part and count it on the certification part.
+
+    Candidates: for a grid of Lagrange multipliers ``(w_pass, w_fail)``, block
+    coordinate ascent on the search part maximises
+    ``sum_pass (1 + w_pass (alpha - bad)) + sum_fail (1 + w_fail (beta - good))``,
+    the Lagrangian of "decide the most with at most ``alpha`` false passes and
+    ``beta`` false fails", warm-started along ``w_pass``; every one-question
+    deviation from those solutions is a candidate too (the Lagrangian reaches
+    only the convex hull). Path: the distinct candidates ordered by their
+    observed risk on the search part,
+    ``max(false-pass rate / alpha, false-fail rate / beta)``, keeping each only
+    if it decides more than every less risky one (a Pareto front, strictest
+    first).
+    """
+    search, cert, layout, cells = _prepared(data, search_fraction=search_fraction, seed=seed,
+                                            relearn_lists=relearn_lists)  # fmt: skip
+    bad, forced, count = cells.bad, cells.forced, cells.count
+    b = min(beta, 1.0)
+    found: dict[tuple[int, ...], None] = {}
+    # Option 0 of every question passes everything and fails nothing.
+    loosest = [0] * len(cells.blocks)
+    for w_fail in _FAIL_WEIGHTS if beta < 1.0 else (0.0,):
+        choice = list(loosest)
+        for w_pass in _WEIGHTS:
+            # What a search row is worth, times the rows of its cell.
+            values = (
+                (1.0 + w_pass * (alpha - bad)).astype(np.float32) * count,
+                (1.0 + w_fail * (b - ~bad)).astype(np.float32) * count,
+            )
+            choice = _ascend(cells.blocks, values, forced, choice)
+            found.setdefault(tuple(choice), None)
+    # Around each solution, every one-question deviation is a candidate too: the Lagrangian only
+    # reaches the convex hull of what is achievable, the deviations fill in between.
+    keys, stats_ = _neighbourhood(cells.blocks, list(found), bad, forced, count)
+    n_p, e_p, n_f, e_f = stats_
+    with np.errstate(invalid="ignore", divide="ignore"):
+        risk = np.nan_to_num(e_p / n_p) / alpha
+        if beta < 1.0:
+            risk = np.maximum(risk, np.nan_to_num(e_f / n_f) / beta)
+    coverage = n_p + n_f
+    order = np.lexsort((-coverage, risk))
+    front, best_cov = [], -1
+    for k in order:
+        if coverage[k] > best_cov:
+            front.append(k)
+            best_cov = coverage[k]
+    configs = [_config(data, layout, keys[k]) for k in front]
+    if ("certify", search_fraction, seed) not in data.cache:
+        data.cache[("certify", search_fraction, seed)] = data.subset(cert)
+    cert_data = data.cache[("certify", search_fraction, seed)]
+    counts = np.array(
+        [
+            (r.n_pass, r.false_pass, r.n_fail, r.false_fail)
+            for r in (replay_cached(cfg, cert_data) for cfg in configs)
+        ],
+        dtype=int,
+    ).reshape(-1, 4)
+    path = Path(
+        side="joint",
+        tests=("pass", "fail"),
+        n_pass=counts[:, 0],
+        false_pass=counts[:, 1],
+        n_fail=counts[:, 2],
+        false_fail=counts[:, 3],
+        never_fails=np.array([not can_fail(c) for c in configs], bool),
+        describe=[_describe(c) for c in configs],
+        delta=delta,
+        configs=configs,
+        n_total=cert.size,
+    )
+    return path, search, cert

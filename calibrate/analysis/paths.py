@@ -1,0 +1,199 @@
+"""Candidate paths of the threshold search, strictest first, and the walk along one.
+
+A :class:`Path` holds the counts of its candidates on the data that
+certifies them and runs the fallback walk of :mod:`calibrate.analysis.certify`
+on them. One yes/no question has two paths known before any label is seen
+(:func:`yes_no_paths`); anything else has a path learned on a split of the
+labels (:mod:`calibrate.analysis.learned_path`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from calibrate.analysis import certify
+from calibrate.analysis.step_data import StepData
+from calibrate.profile import Question
+
+# --------------------------------------------------------------------------- candidates and the path
+
+
+@dataclass
+class Path:
+    """Candidates in fixed-sequence order (strictest first) with their counts on the certification data.
+
+    One ``Path`` is tested as one sequence. ``tests`` says which rates it
+    certifies: ``("pass",)``, ``("fail",)`` or ``("pass", "fail")`` (jointly,
+    by the intersection-union test).
+    """
+
+    side: str
+    tests: tuple[str, ...]
+    n_pass: np.ndarray
+    false_pass: np.ndarray
+    n_fail: np.ndarray
+    false_fail: np.ndarray
+    never_fails: np.ndarray
+    describe: list[str]
+    delta: float
+    configs: list[list[Question]] | None = None
+    thresholds: np.ndarray | None = None  # one-score paths: the grid threshold per candidate
+    below: np.ndarray | None = None  # one-score paths: the interval deciding alike, (below, above]
+    above: np.ndarray | None = None
+    n_total: int = 0
+
+    def pvalues(self, *, alpha: float, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Exact p-values: for false passes, for false fails, and the one tested (their max)."""
+        pp = certify.binomial_pvalues(self.false_pass, self.n_pass, limit=alpha)
+        pf = certify.binomial_pvalues(self.false_fail, self.n_fail, limit=beta)
+        pf = np.where(self.never_fails | (beta >= 1.0), 0.0, pf)
+        zero = np.zeros_like(pp)
+        p = np.maximum(pp if "pass" in self.tests else zero, pf if "fail" in self.tests else zero)
+        return pp, pf, p
+
+    def testable(self, *, alpha: float, beta: float) -> np.ndarray:
+        """Candidates some outcome could reject at the path's level: the others are stepped over.
+
+        A candidate with fewer than :func:`~calibrate.analysis.certify.min_count`
+        decisions on a tested side cannot be rejected whatever its labels;
+        which ones these are depends on the counts alone.
+        """
+        ok = np.ones(self.n_pass.shape, bool)
+        if "pass" in self.tests:
+            ok &= self.n_pass >= certify.min_count(alpha, self.delta)
+        if "fail" in self.tests and beta < 1.0:
+            ok &= self.never_fails | (self.n_fail >= certify.min_count(beta, self.delta))
+        return ok
+
+    def weights(self, *, alpha: float, beta: float) -> np.ndarray:
+        """Fallback weights (summing to the path's level) on the testable candidates.
+
+        Checkpoints are placed by the decisions the path's main test counts
+        (passes, or fails on a fail path), see
+        :func:`~calibrate.analysis.certify.checkpoint_weights`.
+        """
+        tested = self.testable(alpha=alpha, beta=beta)
+        if self.side == "fail":
+            counts, limit = self.n_fail, beta
+        else:
+            counts, limit = self.n_pass, alpha
+        return certify.checkpoint_weights(counts, limit=limit, level=self.delta, testable=tested)
+
+    def run(self, *, alpha: float, beta: float) -> tuple[int | None, pd.DataFrame]:
+        """The fallback walk along the path; the chosen index and every candidate's numbers.
+
+        Every rejected candidate is certified (all at once, with probability
+        at least ``1 - delta`` of the path); the one chosen decides the most
+        submissions on the certification data (the loosest, on ties).
+        """
+        pp, pf, p = self.pvalues(alpha=alpha, beta=beta)
+        tested = self.testable(alpha=alpha, beta=beta)
+        weights = self.weights(alpha=alpha, beta=beta)
+        order = np.flatnonzero(tested)
+        _, lv, rej = certify.fallback(p[order], weights[order])
+        levels = np.zeros(p.shape)
+        certified = np.zeros(p.shape, bool)
+        levels[order], certified[order] = lv, rej
+        chosen = None
+        if certified.any():
+            decided = np.where(certified, self.n_pass + self.n_fail, -1)
+            chosen = int(np.flatnonzero(decided == decided.max())[-1])
+        frame = pd.DataFrame(
+            {
+                "side": self.side,
+                "position": np.arange(p.size),
+                "thresholds": self.describe,
+                "n_pass": self.n_pass,
+                "false_pass": self.false_pass,
+                "n_fail": self.n_fail,
+                "false_fail": self.false_fail,
+                "false_pass_upper": certify.upper_bound(
+                    self.false_pass, self.n_pass, delta=self.delta
+                ),
+                "false_fail_upper": np.where(
+                    self.never_fails,
+                    0.0,
+                    certify.upper_bound(self.false_fail, self.n_fail, delta=self.delta),
+                ),
+                "p_false_pass": pp,
+                "p_false_fail": pf,
+                "p_value": p,
+                "weight": weights,
+                "level": levels,
+                "tested": tested,
+                "certified": certified,
+                "chosen": np.arange(p.size) == (chosen if chosen is not None else -1),
+            }
+        )
+        return chosen, frame
+
+
+def yes_no_paths(data: StepData, *, delta_pass: float, delta_fail: float) -> tuple[Path, Path]:
+    """The two one-score paths of a single yes/no question, on a fixed grid, with all labels.
+
+    Each candidate's threshold is then loosened as far as it can go without
+    changing a decision on the labeled data, and written as a short decimal.
+    """
+    if "score_paths" not in data.cache:  # the grid paths do not depend on alpha, beta or delta
+        p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
+        data.cache["score_paths"] = (
+            certify.score_path(p, ~data.acceptable, descending=True),
+            certify.score_path(p, data.acceptable, descending=False),
+        )
+    up, down = data.cache["score_paths"]
+    k = up.n.size
+    pass_path = Path(
+        side="pass",
+        tests=("pass",),
+        n_pass=up.n,
+        false_pass=up.errors,
+        n_fail=np.zeros(k, int),
+        false_fail=np.zeros(k, int),
+        never_fails=np.ones(k, bool),
+        describe=[f"pass {x:.4f}" for x in up.threshold],
+        delta=delta_pass,
+        thresholds=up.threshold,
+        below=up.below,
+        above=up.above,
+        n_total=data.n,
+    )
+    j = down.n.size
+    fail_path = Path(
+        side="fail",
+        tests=("fail",),
+        n_pass=np.zeros(j, int),
+        false_pass=np.zeros(j, int),
+        n_fail=down.n,
+        false_fail=down.errors,
+        never_fails=np.zeros(j, bool),
+        describe=[f"fail {x:.4f}" for x in down.threshold],
+        delta=delta_fail,
+        thresholds=down.threshold,
+        below=down.below,
+        above=down.above,
+        n_total=data.n,
+    )
+    return pass_path, fail_path
+
+
+def loosened(path: Path, i: int) -> float:
+    """Candidate ``i``'s threshold as a short decimal making the same decisions on the labels.
+
+    Every threshold in ``(below, above]`` decides the labeled submissions as
+    the grid point does, so it carries the same test. The one written is the
+    shortest decimal on the loose side of the grid point (between it and the
+    next observed score), so the suggestion is never stricter than the grid
+    point; it needs more than three places only when an observed score lies
+    that close to the grid point.
+    """
+    t, below, above = (float(x[i]) for x in (path.thresholds, path.below, path.above))
+    if path.side == "pass":
+        low = max(below, -1e-9)
+        out = certify.nice_threshold(low, t, prefer="low") if t > low else t
+    else:
+        high = min(above, 1.0)
+        out = certify.nice_threshold(t - 1e-12, high, prefer="high") if high > t else t
+    return float(min(max(out, 0.0), 1.0))
