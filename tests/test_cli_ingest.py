@@ -119,3 +119,40 @@ def test_a_filter_that_matches_nothing_is_one_error_everywhere(sample_store, tmp
         ["agreement", "--db", str(sample_store), "--process", "invoice-matching", "--step", "nope"],
     )
     assert "--step 'nope' matches no check; steps in the store: match_invoice" in res.stderr
+
+
+def test_one_format_switch_with_one_meaning(sample_store, tmp_path, sample_dir):
+    """--format everywhere; what a command cannot print is an error, never a silent omission."""
+    db = ["--db", str(sample_store)]
+    cases = {
+        ("status", "--format", "csv"): "--format csv: status prints table or json",
+        ("thresholds", "--format", "csv"): "csv is the trade-off's rows: add --tradeoff",
+        ("thresholds", "--tradeoff", "--format", "yaml"): "a check: block has no trade-off",
+        ("agreement", "--format", "yaml"): "--format yaml: agreement prints table or json or csv",
+    }
+    for args, message in cases.items():
+        res = runner.invoke(app, [*args, *db])
+        assert res.exit_code == 2 and message in res.stderr, (args, res.output)
+    # thresholds --tradeoff --format json keeps the trade-off; csv prints its rows.
+    res = runner.invoke(
+        app, ["thresholds", *db, "--step", "match_invoice", "--tradeoff", "--format", "json"]
+    )
+    (step,) = json.loads(res.stdout)["steps"]
+    assert step["tradeoff"] and {"alpha", "status", "coverage"} <= step["tradeoff"][0].keys()
+    res = runner.invoke(
+        app, ["thresholds", *db, "--step", "match_invoice", "--tradeoff", "--format", "csv"]
+    )
+    lines = res.stdout.splitlines()
+    assert (
+        lines[0].startswith("process,step,model,alpha,status")
+        and len(lines) == len(step["tradeoff"]) + 1
+    )
+    res = runner.invoke(app, ["curves", *db, "--out", str(tmp_path / "c"), "--format", "csv"])
+    assert res.exit_code == 0 and res.stdout.startswith("process,step,model,week,question_id")
+    # ingest: --format json, and --json kept as a hidden alias.
+    store = tmp_path / "s.duckdb"
+    for flag in (["--format", "json"], ["--json"]):
+        res = runner.invoke(
+            app, ["ingest", "--db", str(store), *flag, str(sample_dir / "limits.json")]
+        )
+        assert res.exit_code == 0 and "totals" in json.loads(res.stdout)

@@ -21,7 +21,7 @@ SCHEMA = json.loads(resources.files("calibrate.schemas").joinpath("report.schema
 def sample_report(sample_store, tmp_path_factory):
     out = tmp_path_factory.mktemp("sample-report")
     result = runner.invoke(
-        app, ["report", "--db", str(sample_store), "--out", str(out), "--format", "json"]
+        app, ["report", "--db", str(sample_store), "--out", str(out), "--write", "json"]
     )
     return result, out
 
@@ -55,7 +55,7 @@ def test_stdout_lists_every_step_in_80_columns(sample_report):
 def test_filters_narrow_the_report(sample_store, tmp_path):
     result = runner.invoke(
         app,
-        ["report", "--db", str(sample_store), "--out", str(tmp_path), "--format", "json",
+        ["report", "--db", str(sample_store), "--out", str(tmp_path), "--write", "json",
          "--process", "invoice-matching", "--alpha", "0.1", "--minutes-per-review", "12"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -68,7 +68,9 @@ def test_filters_narrow_the_report(sample_store, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--format", "html,pdf"], "choose from html, md, json"),
+        (["--write", "html,pdf"], "choose from html, md, json"),
+        (["--format", "csv"], "--format csv: report prints table or json"),
+        (["--format", "html,pdf"], "report prints table or json"),
         (["--alpha", "1.5"], "alpha must be in (0, 1)"),
         (["--process", "no-such-process"], "--process 'no-such-process' matches no check"),
     ],
@@ -118,3 +120,25 @@ def test_run_demo_returns_decisions(tmp_path):
     lines = run_demo(db=tmp_path / "d.duckdb", sample=sample, out=tmp_path / "r", formats="json")
     assert lines[-1].startswith("wrote json")
     assert (tmp_path / "r" / "report.json").exists()
+
+
+def test_format_json_prints_the_report_and_an_older_format_list_still_writes(
+    sample_store, tmp_path
+):
+    """--format means what is printed, as in every command; the files are --write (issue 18)."""
+    res = runner.invoke(
+        app, ["report", "--db", str(sample_store), "--out", str(tmp_path / "a"), "--format", "json",
+              "--write", "json", "--process", "invoice-matching"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    printed = json.loads(res.stdout)
+    written = json.loads((tmp_path / "a" / "report.json").read_text(encoding="utf-8"))
+    assert printed["steps"] == written["steps"]
+    old = runner.invoke(
+        app, ["report", "--db", str(sample_store), "--out", str(tmp_path / "b"), "--format", "md",
+              "--process", "invoice-matching"],
+    )  # fmt: skip
+    assert old.exit_code == 0, old.output
+    assert "--format md is now --write md" in old.stderr
+    assert (tmp_path / "b" / "report.md").exists() and not (tmp_path / "b" / "report.json").exists()
+    assert old.stdout.startswith("READY")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import sys
 import textwrap
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -21,16 +19,18 @@ from calibrate.cli.options import (
     SinceOption,
     StepOption,
     UntilOption,
+    format_option,
     make_filters,
     note_left_out,
+    require_format,
     require_match,
 )
-from calibrate.cli.render import echo_json
+from calibrate.cli.render import echo_json, write_csv
 from calibrate.defaults import MIN_N
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
-from calibrate.textsafe import csv_row, strip_control
+from calibrate.textsafe import strip_control
 
 lib = lazy_module("calibrate.analysis.agreement")
 dataset = lazy_module("calibrate.dataset")
@@ -65,6 +65,9 @@ def parse_by(value: str | None) -> list[str] | None:
     return keys
 
 
+AgreementFormat = format_option(Format.table, Format.json, Format.csv)
+
+
 @app.command("agreement")
 @handle_errors
 def agreement_command(
@@ -77,9 +80,7 @@ def agreement_command(
     until: UntilOption = None,
     advisory_only: AdvisoryOnlyOption = False,
     with_escalations: EscalationsOption = False,
-    fmt: Annotated[
-        Format, typer.Option("--format", help="table, json or csv.", case_sensitive=False)
-    ] = Format.table,
+    fmt: AgreementFormat = Format.table,
     show_approvers: Annotated[
         bool,
         typer.Option(
@@ -122,6 +123,7 @@ def agreement_command(
     a 95% Wilson interval. Evaluator models are kept apart unless --by leaves
     model out, and then each row says how many models it pools.
     """
+    require_format(fmt, "agreement", Format.table, Format.json, Format.csv)
     if show_approvers and corrected:
         raise UsageError("choose one of --approvers and --corrected")
     keys = parse_by(by)
@@ -181,14 +183,6 @@ def agreement_command(
 
 
 # -- rendering ----------------------------------------------------------------
-
-
-def write_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
-    """CSV on stdout; text cells that a spreadsheet would run as formulas are neutralised."""
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(csv_row(columns))
-    for row in rows:
-        writer.writerow(csv_row("" if row.get(c) is None else row.get(c) for c in columns))
 
 
 def _fit(text: str, width: int) -> str:

@@ -14,16 +14,19 @@ from calibrate.cli.options import (
     AdvisoryOnlyOption,
     DbOption,
     EscalationsOption,
+    Format,
     ModelOption,
     ProcessOption,
     SinceOption,
     StepOption,
     UntilOption,
+    format_option,
     make_filters,
     note_left_out,
+    require_format,
     require_match,
 )
-from calibrate.cli.render import echo_json, terminal_safe
+from calibrate.cli.render import echo_json, terminal_safe, write_csv
 from calibrate.defaults import DEFAULT_BINS, MIN_N
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
@@ -41,9 +44,28 @@ class Strategy(StrEnum):
     quantile = "quantile"
 
 
-class CurvesFormat(StrEnum):
-    table = "table"
-    json = "json"
+CurvesFormat = format_option(Format.table, Format.json, Format.csv)
+#: ``--format csv``: one row per bin of each question's reliability curve.
+BIN_COLUMNS = [
+    "process", "step", "model", "week", "question_id", "ask", "kind", "n", "ece", "ece_low",
+    "ece_high", "bin_lo", "bin_hi", "mean_predicted", "observed", "observed_low", "observed_high",
+    "bin_n",
+]  # fmt: skip
+
+
+def bin_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bins of every question's curve as flat rows (:data:`BIN_COLUMNS`)."""
+    rows = []
+    for rec in records:
+        head = {k: rec.get(k) for k in BIN_COLUMNS[:9]}
+        head["ece_low"], head["ece_high"] = rec["ece_ci"]
+        for b in rec["bins"]:
+            rows.append(
+                {**head, "bin_lo": b["lo"], "bin_hi": b["hi"], "mean_predicted": b["mean_predicted"],
+                 "observed": b["observed"], "observed_low": b["ci"][0], "observed_high": b["ci"][1],
+                 "bin_n": b["n"]}
+            )  # fmt: skip
+    return rows
 
 
 def _parse_by(by: str | None) -> list[str]:
@@ -84,9 +106,7 @@ def curves_command(
             "model is always a group: models are never pooled.",
         ),
     ] = None,
-    fmt: Annotated[
-        CurvesFormat, typer.Option("--format", help="table or json.")
-    ] = CurvesFormat.table,
+    fmt: CurvesFormat = Format.table,
     bins: Annotated[
         int, typer.Option("--bins", min=2, max=50, help="Number of bins.")
     ] = DEFAULT_BINS,
@@ -102,6 +122,7 @@ def curves_command(
     bootstrap interval, MCE, Brier, log loss, AUROC; and ECE/Brier before and
     after the chosen recalibration map on held-out folds.
     """
+    require_format(fmt, "curves", Format.table, Format.json, Format.csv)
     keys = _parse_by(by)
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
@@ -128,8 +149,10 @@ def curves_command(
             for k, v in figures[plots.step_key(q.process, q.step, q.model, q.week)].items()
         }
         records.append(rec)
-    if fmt is CurvesFormat.json:
+    if fmt is Format.json:
         echo_json(records)
+    elif fmt is Format.csv:
+        write_csv(bin_rows(records), BIN_COLUMNS)
     else:
         typer.echo("\n".join(_table(records)))
     err.print(f"wrote {2 * len(figures)} figures (PNG and SVG) to {out}", markup=False)

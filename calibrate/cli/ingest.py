@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
 from calibrate.cli.app import app, err, handle_errors
-from calibrate.cli.options import DbOption
+from calibrate.cli.options import DbOption, Format, format_option, require_format
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.ingest import (
     DEFAULT_MAX_LINE_BYTES,
@@ -28,6 +28,9 @@ def _counts(read: int, loaded: int, new: int, quarantined: int, withdrawn: int) 
     return text + (f", withdrawn {withdrawn}" if withdrawn else "")
 
 
+IngestFormat = format_option(Format.table, Format.json)
+
+
 @app.command("ingest")
 @handle_errors
 def ingest_command(
@@ -42,8 +45,9 @@ def ingest_command(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar and no per-file lines.")
     ] = False,
+    fmt: IngestFormat = Format.table,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the per-file counts as JSON on stdout.")
+        bool, typer.Option("--json", hidden=True, help="The same as --format json (older name).")
     ] = False,
     max_line_bytes: Annotated[
         int,
@@ -63,6 +67,8 @@ def ingest_command(
     Every record is loaded or quarantined with a reason; per file the command
     prints read = loaded + quarantined. Re-ingesting a file changes nothing.
     """
+    require_format(fmt, "ingest", Format.table, Format.json)
+    as_json = as_json or fmt is Format.json
     # A path that does not exist is an error before the store is touched, and a store that
     # does not exist yet is created only when there is something to load into it.
     sources = discover(list(paths))

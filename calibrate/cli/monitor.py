@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from calibrate.cli.app import app, handle_errors
@@ -12,15 +10,21 @@ from calibrate.cli.options import (
     BetaOption,
     DbOption,
     DeltaOption,
+    Format,
     ProcessOption,
     StepOption,
     check_levels,
+    format_option,
+    require_format,
 )
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
 
 monitoring = lazy_module("calibrate.analysis.monitor")
+
+
+MonitorFormat = format_option(Format.table, Format.json)
 
 
 @app.command("monitor")
@@ -31,9 +35,7 @@ def monitor_command(
     alpha: AlphaOption = 0.05,
     beta: BetaOption = 0.2,
     delta: DeltaOption = 0.1,
-    fmt: Annotated[
-        str, typer.Option("--format", help="table or json.", case_sensitive=False)
-    ] = "table",
+    fmt: MonitorFormat = Format.table,
     db: DbOption = None,
 ) -> None:
     """Per enforced step and model: an anytime-valid alarm on audited false passes and fails.
@@ -44,8 +46,7 @@ def monitor_command(
     ok, alarm (with the change back to advisory: true), warning (label-free
     signs, no certificate) or no_audits (with the audit rate needed).
     """
-    if fmt not in ("table", "json"):
-        raise typer.BadParameter("must be table or json", param_hint="--format")
+    require_format(fmt, "monitor", Format.table, Format.json)
     check_levels(alpha, delta, beta)
     con = connect(db, read_only=True)
     try:
@@ -54,7 +55,7 @@ def monitor_command(
         )
     finally:
         con.close()
-    if fmt == "json":
+    if fmt is Format.json:
         echo_json(result.to_dict())
         return
     if not result.steps:

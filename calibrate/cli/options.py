@@ -29,9 +29,37 @@ DbOption = Annotated[
 
 
 class Format(StrEnum):
+    """What ``--format`` prints on stdout, with one meaning for every command.
+
+    ``table``: text for a person; ``json``: the whole result for a script;
+    ``csv``: the result's rows, one per line; ``yaml``: a paste-ready
+    ``check:`` block. A command that has no such form refuses it (exit 2).
+    """
+
     table = "table"
     json = "json"
     csv = "csv"
+    yaml = "yaml"
+
+
+def format_option(*forms: Format) -> object:
+    """The shared ``--format`` option of a command that prints ``forms``."""
+    names = ", ".join(f.value for f in forms)
+    return Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            case_sensitive=False,
+            help=f"What to print on stdout: {names} (the same meaning in every command).",
+        ),
+    ]
+
+
+def require_format(fmt: Format, command: str, *forms: Format, why: str = "") -> None:
+    """Refuse a ``--format`` the command cannot honour, naming the ones it can (exit 2)."""
+    if fmt not in forms:
+        names = " or ".join(f.value for f in forms)
+        raise UsageError(f"--format {fmt.value}: {command} {why or f'prints {names}'}")
 
 
 ProcessOption = Annotated[str | None, typer.Option("--process", help="Only this process.")]

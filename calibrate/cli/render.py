@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
+import sys
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
 import numpy as np
 import typer
 
-from calibrate.textsafe import strip_control
+from calibrate.textsafe import csv_row, strip_control
 
 
 def terminal_safe(text: Any) -> str:
@@ -55,3 +58,12 @@ def to_json(value: Any) -> str:
 def echo_json(value: Any) -> None:
     """Print ``value`` as JSON on stdout."""
     typer.echo(to_json(value))
+
+
+def write_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    """CSV on stdout; text cells that a spreadsheet would run as formulas are neutralised."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(csv_row(columns))
+    for row in rows:
+        cells = (_plain(row.get(c)) for c in columns)  # NaN and NA are empty cells
+        writer.writerow(csv_row("" if v is None else v for v in cells))

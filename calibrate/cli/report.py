@@ -15,6 +15,7 @@ from calibrate.cli.options import (
     DbOption,
     DeltaOption,
     EscalationsOption,
+    Format,
     ModelOption,
     ProcessOption,
     SinceOption,
@@ -24,6 +25,7 @@ from calibrate.cli.options import (
     note_left_out,
     require_match,
 )
+from calibrate.cli.render import echo_json
 from calibrate.defaults import ReadinessOptions
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
@@ -41,9 +43,19 @@ def report_command(
     out: Annotated[
         Path, typer.Option("--out", help="Folder to write the report into.", file_okay=False)
     ] = Path("reports"),
-    formats: Annotated[
-        str, typer.Option("--format", help="Comma-separated formats to write: html, md, json.")
+    write: Annotated[
+        str, typer.Option("--write", help="Comma-separated files to write: html, md, json.")
     ] = "html,md,json",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help=(
+                "What to print on stdout: table or json (the same meaning in every command; "
+                "the files are --write)."
+            ),
+        ),
+    ] = "table",
     alpha: AlphaOption = DEFAULTS.alpha,
     delta: DeltaOption = DEFAULTS.delta,
     beta: BetaOption = DEFAULTS.beta,
@@ -86,10 +98,11 @@ def report_command(
     with_escalations: EscalationsOption = False,
 ) -> None:
     """Decide per checked step whether advisory can be dropped: READY, NOT YET or NO, with the evidence."""
-    from calibrate.report.render import parse_formats, summary_lines, write_report
+    from calibrate.report.render import parse_formats, report_json, summary_lines, write_report
 
+    fmt, write = _stdout_format(fmt, write)
     try:
-        fmts = parse_formats(formats)
+        fmts = parse_formats(write)
         options = ReadinessOptions(
             alpha=alpha, delta=delta, beta=beta, min_coverage=min_coverage, min_labels=min_labels,
             drift_level=drift_level, max_error_rate=max_error_rate,
@@ -113,7 +126,31 @@ def report_command(
             "no checks match: nothing to report (check the filters, or run `calibrate ingest`)"
         )
     written = write_report(report, out, formats=fmts)
-    for line in summary_lines(report):
-        typer.echo(line)
+    if fmt is Format.json:
+        echo_json(report_json(report))
+    else:
+        for line in summary_lines(report):
+            typer.echo(line)
     for fmt, p in written.items():
         err.print(f"wrote {fmt}: {p}", markup=False)
+
+
+def _stdout_format(value: str, write: str) -> tuple[Format, str]:
+    """``--format`` as every command reads it; an older list of files (``html,md``) is ``--write``.
+
+    ``--format`` once named the files to write; a value that is a list of
+    them, or ``html`` or ``md``, is still taken so, with a note on stderr.
+    """
+    name = value.strip().lower()
+    if name in (Format.table, Format.json):
+        return Format(name), write
+    parts = [p.strip().lower() for p in value.split(",") if p.strip()]
+    if parts and all(p in ("html", "md", "markdown", "json") for p in parts):
+        err.print(
+            f"note: --format {value} is now --write {value} (--format says what is printed)",
+            markup=False,
+        )
+        return Format.table, value
+    raise UsageError(
+        f"--format {value}: report prints table or json (the files to write are --write html,md,json)"
+    )

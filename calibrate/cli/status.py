@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from calibrate.cli.app import app, handle_errors
-from calibrate.cli.options import DbOption
+from calibrate.cli.options import DbOption, Format, format_option, require_format
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
@@ -16,13 +16,14 @@ consistency = lazy_module("calibrate.consistency")
 store_status = lazy_module("calibrate.status")
 
 
+StatusFormat = format_option(Format.table, Format.json)
+
+
 @app.command("status")
 @handle_errors
 def status_command(
     db: DbOption = None,
-    fmt: Annotated[
-        str, typer.Option("--format", help="table or json.", case_sensitive=False)
-    ] = "table",
+    fmt: StatusFormat = Format.table,
     quarantine: Annotated[
         bool, typer.Option("--quarantine", help="List quarantined records and their reasons.")
     ] = False,
@@ -38,8 +39,7 @@ def status_command(
     ] = 50,
 ) -> None:
     """Counts of runs, checks, answers and decisions, labeled and not, per process, step and model."""
-    if fmt not in ("table", "json"):
-        raise typer.BadParameter("must be table or json", param_hint="--format")
+    require_format(fmt, "status", Format.table, Format.json)
     con = connect(db, read_only=True)
     try:
         info = store_status.store_status(con)
@@ -47,7 +47,7 @@ def status_command(
         gone = store_status.withdrawn_rows(con, limit) if withdrawn else []
     finally:
         con.close()
-    if fmt == "json":
+    if fmt is Format.json:
         if quarantine:
             info["quarantine"] = rows
         if withdrawn:

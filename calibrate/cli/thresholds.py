@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,17 +16,20 @@ from calibrate.cli.options import (
     DbOption,
     DeltaOption,
     EscalationsOption,
+    Format,
     ModelOption,
     ProcessOption,
     SinceOption,
     StepOption,
     UntilOption,
     check_levels,
+    format_option,
     make_filters,
     note_left_out,
+    require_format,
     require_match,
 )
-from calibrate.cli.render import echo_json
+from calibrate.cli.render import echo_json, write_csv
 from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, MIN_N, TRADEOFF_ALPHAS
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
@@ -44,10 +46,12 @@ yaml = lazy_module("yaml")
 WIDTH = 80
 
 
-class ThresholdsFormat(StrEnum):
-    table = "table"
-    json = "json"
-    yaml = "yaml"
+ThresholdsFormat = format_option(Format.table, Format.json, Format.yaml, Format.csv)
+#: ``--tradeoff --format csv``: one row per step and alpha.
+TRADEOFF_COLUMNS = [
+    "process", "step", "model", "alpha", "status", "certified_false_pass", "observed_false_pass",
+    "n_pass", "coverage", "auto_pass", "auto_fail",
+]  # fmt: skip
 
 
 @app.command("thresholds")
@@ -76,12 +80,12 @@ def thresholds_command(
     ] = 0,
     tradeoff: Annotated[
         bool,
-        typer.Option("--tradeoff", help="table: also the trade-off over a range of alpha."),
+        typer.Option(
+            "--tradeoff",
+            help="Also the trade-off over a range of alpha (table, json; csv prints its rows).",
+        ),
     ] = False,
-    fmt: Annotated[
-        ThresholdsFormat,
-        typer.Option("--format", help="table, json or yaml.", case_sensitive=False),
-    ] = ThresholdsFormat.table,
+    fmt: ThresholdsFormat = Format.table,
 ) -> None:
     """Suggest thresholds per checked step, certified: false passes <= alpha, false fails <= beta.
 
@@ -91,8 +95,19 @@ def thresholds_command(
     among such thresholds, the ones that leave the least to a person. Only
     the latest evaluator model's checks count, unless --model names one.
     --format yaml prints a check: block per step to paste into the process
-    file. See docs/method.md for the method and its assumptions.
+    file; --tradeoff --format csv prints the trade-off's rows. See
+    docs/method.md for the method and its assumptions.
     """
+    if tradeoff:
+        require_format(
+            fmt, "thresholds --tradeoff", Format.table, Format.json, Format.csv,
+            why="prints the trade-off as table, json or csv (a check: block has no trade-off)",
+        )  # fmt: skip
+    else:
+        require_format(
+            fmt, "thresholds", Format.table, Format.json, Format.yaml,
+            why="prints table, json or yaml (csv is the trade-off's rows: add --tradeoff)",
+        )  # fmt: skip
     check_levels(alpha, delta, beta)
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
@@ -111,9 +126,20 @@ def thresholds_command(
         for note in s.notes:
             err.print(f"{strip_control(s.process)}/{strip_control(s.step)}: {strip_control(note)}",
                       markup=False)  # fmt: skip
-    if fmt is ThresholdsFormat.json:
-        echo_json(report.to_dict())
-    elif fmt is ThresholdsFormat.yaml:
+    if fmt is Format.json:
+        doc = report.to_dict()
+        if tradeoff:
+            for s, step_doc in zip(report.steps, doc["steps"], strict=True):
+                step_doc["tradeoff"] = _tradeoff_records(s)
+        echo_json(doc)
+    elif fmt is Format.csv:
+        rows = [
+            {"process": s.process, "step": s.step, "model": s.model, **row}
+            for s in report.steps
+            for row in _tradeoff_records(s)
+        ]
+        write_csv(rows, TRADEOFF_COLUMNS)
+    elif fmt is Format.yaml:
         typer.echo(yaml_blocks(report), nl=False)
     else:
         lines: list[str] = []
@@ -275,6 +301,14 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
         if s.suggested is not None:
             out += _wrap(f"suggested {_rule(s.suggested[i - 1])}", indent="     ", more="       ")
     return out
+
+
+def _tradeoff_records(s: lib.StepThresholds) -> list[dict[str, Any]]:
+    """The trade-off of a step as plain rows (none on a step without labels)."""
+    if not s.n_labeled:
+        return []
+    frame = s.tradeoff(TRADEOFF_ALPHAS)
+    return [{c: row.get(c) for c in TRADEOFF_COLUMNS[3:]} for row in frame.to_dict("records")]
 
 
 def tradeoff_lines(s: lib.StepThresholds, alphas: Sequence[float] = TRADEOFF_ALPHAS) -> list[str]:
