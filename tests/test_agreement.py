@@ -29,6 +29,7 @@ from calibrate.analysis.stats import (
     cohen_kappa,
     rogan_gladen,
     two_proportion_test,
+    wilson_interval,
 )
 
 T0 = pd.Timestamp("2026-10-05T08:00:00Z")  # a Monday
@@ -161,6 +162,14 @@ def test_agreement_kappa_equals_sklearn_on_decided_verdicts():
     expected = cohen_kappa_score(decided["verdict"] == "pass", decided["label"].astype(bool))
     assert row["kappa"] == pytest.approx(expected, abs=1e-12)
     assert row["kappa_reason"] == ""
+
+
+def test_wilson_bounds_are_exact_at_the_edges():
+    """No floating noise (5.6e-17 for a lower bound of 0) reaches JSON or CSV (issue 18)."""
+    n = np.arange(1, 301)
+    low, _ = wilson_interval(np.zeros_like(n), n)
+    _, high = wilson_interval(n, n)
+    assert (low == 0.0).all() and (high == 1.0).all()
 
 
 def test_rates_use_wilson_intervals_like_statsmodels():

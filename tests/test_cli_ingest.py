@@ -156,3 +156,21 @@ def test_one_format_switch_with_one_meaning(sample_store, tmp_path, sample_dir):
             app, ["ingest", "--db", str(store), *flag, str(sample_dir / "limits.json")]
         )
         assert res.exit_code == 0 and "totals" in json.loads(res.stdout)
+
+
+def test_strict_quiet_says_why_and_diagnostics_are_not_wrapped_off_a_terminal(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"run": "r1", "step": \n')
+    db = str(tmp_path / "s.duckdb")
+    res = runner.invoke(app, ["ingest", "--db", db, "--strict", "-q", str(bad)])
+    assert res.exit_code == 1
+    assert (
+        res.stderr
+        == "error: --strict: 1 record quarantined (`calibrate status --quarantine` lists them)\n"
+    )
+    # A long diagnostic is one line in a pipe or a log (wrapped only on a terminal).
+    long_name = tmp_path / ("x" * 120 + ".txt")
+    long_name.write_text("not an export")
+    res = runner.invoke(app, ["ingest", "--db", db, str(long_name)])
+    (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("skipped")]
+    assert line.endswith("not an export kind (.txt)")

@@ -33,7 +33,9 @@ def _counts(k: Any, n: Any) -> tuple[np.ndarray, np.ndarray]:
 def wilson_interval(k: Any, n: Any, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided Wilson score interval for a binomial proportion ``k / n``.
 
-    Returns ``(low, high)``; both are NaN where ``n == 0``.
+    Returns ``(low, high)``; both are NaN where ``n == 0``. The bounds are
+    exactly 0 where ``k == 0`` and 1 where ``k == n`` (the formula's value;
+    computed, it leaves floating noise such as ``1.4e-17``).
 
     Examples
     --------
@@ -49,6 +51,7 @@ def wilson_interval(k: Any, n: Any, *, confidence: float = 0.95) -> tuple[np.nda
         centre = (p + z**2 / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
         low, high = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+    low, high = np.where(k == 0, 0.0, low), np.where(k == n, 1.0, high)
     empty = n == 0
     return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 

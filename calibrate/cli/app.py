@@ -19,8 +19,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+class _Diagnostics(Console):
+    """stderr that wraps long lines only on a terminal: in a log or a pipe, one line stays one line."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # noqa: D102 - Console.print
+        if kwargs.get("soft_wrap") is None:
+            kwargs["soft_wrap"] = not self.is_terminal
+        super().print(*objects, **kwargs)
+
+
 #: Diagnostics and progress go to stderr so that stdout stays machine-readable.
-err = Console(stderr=True, highlight=False)
+err = _Diagnostics(stderr=True, highlight=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

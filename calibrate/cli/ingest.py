@@ -96,6 +96,13 @@ def ingest_command(
         con.close()
     _print(report, as_json, quiet)
     if strict and report.totals["quarantined"]:
+        # Said even with --quiet: an exit code alone does not say what failed.
+        n = report.totals["quarantined"]
+        err.print(
+            f"error: --strict: {n} record{'s' if n != 1 else ''} quarantined "
+            "(`calibrate status --quarantine` lists them)",
+            markup=False,
+        )
         raise typer.Exit(1)
 
 
