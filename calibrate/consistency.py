@@ -25,25 +25,38 @@ FLAG_DESCRIPTIONS = {
     "conflicting_decisions": "a check has two different decisions (the latest is used)",
 }
 
+#: Each SQL flag as the flagged rows: the submission (run, step, attempt) and what is off.
+#: ``flag_counts`` counts these rows; ``flag_rows`` lists them.
 _SQL_FLAGS = {
     "verdict_not_worst": """
-        SELECT count(*) FROM checks c JOIN (
+        SELECT c.run_id, c.step, c.attempt, 'verdict ' || c.verdict || ', worst question result '
+               || CASE a.w WHEN 2 THEN 'unsure' WHEN 1 THEN 'fail' ELSE 'pass' END AS detail
+        FROM checks c JOIN (
             SELECT check_id, max(CASE result WHEN 'unsure' THEN 2 WHEN 'fail' THEN 1 WHEN 'pass' THEN 0 END) AS w
             FROM answers GROUP BY check_id) a USING (check_id)
         WHERE c.verdict IN ('pass', 'fail', 'unsure')
           AND a.w IS NOT NULL AND a.w <> CASE c.verdict WHEN 'unsure' THEN 2 WHEN 'fail' THEN 1 ELSE 0 END""",
     "choice_not_in_one_of": """
-        SELECT count(*) FROM answers a JOIN questions q USING (question_id)
+        SELECT c.run_id, c.step, c.attempt, 'answer ' || to_json(a.name) || ' to ' || to_json(a.ask) AS detail
+        FROM answers a JOIN questions q USING (question_id) JOIN checks c USING (check_id)
         WHERE a.kind = 'choice' AND q.one_of IS NOT NULL AND json_type(q.one_of, '$.' || to_json(a.name)) IS NULL""",
     "level_beyond_ladder": """
-        SELECT count(*) FROM answers a JOIN questions q USING (question_id)
+        SELECT c.run_id, c.step, c.attempt,
+               'level ' || a.level || ' of ' || len(q.levels) || ' to ' || to_json(a.ask) AS detail
+        FROM answers a JOIN questions q USING (question_id) JOIN checks c USING (check_id)
         WHERE a.kind = 'rubric' AND q.levels IS NOT NULL AND a.level >= len(q.levels)""",
-    "at_in_future": "SELECT count(*) FROM checks WHERE checked_at > now()",
-    "at_missing": "SELECT count(*) FROM checks WHERE checked_at IS NULL",
+    "at_in_future": """
+        SELECT run_id, step, attempt, 'at ' || strftime(checked_at, '%Y-%m-%dT%H:%M:%SZ') AS detail
+        FROM checks WHERE checked_at > now()""",
+    "at_missing": "SELECT run_id, step, attempt, 'no time' AS detail FROM checks WHERE checked_at IS NULL",
     "decision_without_check": """
-        SELECT count(*) FROM (SELECT DISTINCT run_id, step, attempt FROM decisions) s
+        SELECT s.run_id, s.step, s.attempt, s.decisions AS detail
+        FROM (SELECT run_id, step, attempt, string_agg(DISTINCT decision, ', ' ORDER BY decision) AS decisions
+              FROM decisions GROUP BY ALL) s
         WHERE NOT EXISTS (SELECT 1 FROM checks c WHERE c.run_id = s.run_id AND c.step = s.step AND c.attempt = s.attempt)""",
-    "conflicting_decisions": "SELECT count(*) FROM check_labels WHERE conflict",
+    "conflicting_decisions": """
+        SELECT c.run_id, c.step, c.attempt, l.n_decisions || ' decisions, the latest ' || l.decision AS detail
+        FROM check_labels l JOIN checks c USING (check_id) WHERE l.conflict""",
 }
 
 
@@ -70,7 +83,10 @@ def contradicting_results(frame: pd.DataFrame) -> np.ndarray:
 
 def flag_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Count of each flag in the store; see :data:`FLAG_DESCRIPTIONS`."""
-    out = {name: int(con.execute(sql).fetchone()[0]) for name, sql in _SQL_FLAGS.items()}
+    out = {
+        name: int(con.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0])  # noqa: S608 - fixed SQL
+        for name, sql in _SQL_FLAGS.items()
+    }
     out["result_contradicts_thresholds"] = contradiction_count(con)
     return {name: out[name] for name in FLAG_DESCRIPTIONS}
 
@@ -86,6 +102,12 @@ def contradiction_count(con: duckdb.DuckDBPyConnection) -> int:
     process-file row of its question; a question's thresholds are those of
     its first position.
     """
+    atoms = _contradicting_atoms(con)
+    return 0 if atoms is None else int(atoms["n"].sum())
+
+
+def _contradicting_atoms(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | None:
+    """The distinct (question, kind, answer, confidence, result) whose result the rule contradicts."""
     atoms = con.execute(
         """WITH copies AS (SELECT question_id, count(*) AS m FROM question_thresholds GROUP BY ALL)
            SELECT a.question_id, a.kind, a.p, a.name, a.level, a.confidence, a.result,
@@ -95,14 +117,14 @@ def contradiction_count(con: duckdb.DuckDBPyConnection) -> int:
            GROUP BY a.question_id, a.kind, a.p, a.name, a.level, a.confidence, a.result"""
     ).df()
     if atoms.empty:
-        return 0
+        return None
     settings = con.execute(
         """SELECT question_id, ask, pass_p, fail_p, pass_names, unsure_names, pass_level,
                   min_confidence, one_of, levels
            FROM question_thresholds ORDER BY process, step, position"""
     ).df()
     settings = settings.drop_duplicates("question_id").set_index("question_id")
-    total = 0
+    flagged = np.zeros(len(atoms), dtype=bool)
     for (qid, kind), group in atoms.groupby(["question_id", "kind"], sort=False):
         question = dataset.question_from_row({**settings.loc[qid].to_dict(), "kind": kind})
         answer = {"yes_no": group["p"], "choice": group["name"], "rubric": group["level"]}[
@@ -110,5 +132,44 @@ def contradiction_count(con: duckdb.DuckDBPyConnection) -> int:
         ]
         expected = decide(question, answer.to_numpy(), group["confidence"].to_numpy(dtype=float))
         recorded = group["result"].map(RESULT_CODES).to_numpy()
-        total += int(group["n"].to_numpy()[expected != recorded].sum())
-    return total
+        flagged[atoms.index.get_indexer(group.index)] = expected != recorded
+    return atoms[flagged] if flagged.any() else None
+
+
+def flag_rows(con: duckdb.DuckDBPyConnection, limit: int = 50) -> list[dict[str, object]]:
+    """The flagged records, up to ``limit`` per flag, in :data:`FLAG_DESCRIPTIONS` order.
+
+    Each is ``{flag, run_id, step, attempt, detail}``: the submission and what
+    is off (record text in ``detail`` is JSON-quoted).
+    """
+    out: list[dict[str, object]] = []
+    keys = ("run_id", "step", "attempt", "detail")
+    for name in FLAG_DESCRIPTIONS:
+        if name == "result_contradicts_thresholds":
+            rows = _contradiction_rows(con, limit)
+        else:
+            sql = f"SELECT * FROM ({_SQL_FLAGS[name]}) ORDER BY ALL LIMIT ?"  # noqa: S608 - fixed SQL
+            rows = con.execute(sql, [limit]).fetchall()
+        out += [{"flag": name, **dict(zip(keys, row, strict=True))} for row in rows]
+    return out
+
+
+def _contradiction_rows(con: duckdb.DuckDBPyConnection, limit: int) -> list[tuple]:
+    atoms = _contradicting_atoms(con)
+    if atoms is None:
+        return []
+    con.register("flag_atoms", atoms.drop(columns="n"))
+    try:
+        return con.execute(
+            """SELECT c.run_id, c.step, c.attempt,
+                      'result ' || a.result || ' to ' || to_json(a.ask) AS detail
+               FROM answers a JOIN checks c USING (check_id)
+               SEMI JOIN flag_atoms f ON a.question_id = f.question_id AND a.kind = f.kind
+                    AND a.p IS NOT DISTINCT FROM f.p AND a.name IS NOT DISTINCT FROM f.name
+                    AND a.level IS NOT DISTINCT FROM f.level
+                    AND a.confidence IS NOT DISTINCT FROM f.confidence AND a.result = f.result
+               ORDER BY ALL LIMIT ?""",
+            [limit],
+        ).fetchall()
+    finally:
+        con.unregister("flag_atoms")

@@ -174,3 +174,25 @@ def test_strict_quiet_says_why_and_diagnostics_are_not_wrapped_off_a_terminal(tm
     res = runner.invoke(app, ["ingest", "--db", db, str(long_name)])
     (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("skipped")]
     assert line.endswith("not an export kind (.txt)")
+
+
+def test_status_lists_the_flagged_records(tmp_path):
+    from pathlib import Path
+
+    bad = Path(__file__).resolve().parent / "data" / "bad"
+    db = str(tmp_path / "s.duckdb")
+    files = [
+        bad / n
+        for n in ("verdict_not_worst.jsonl", "at_missing.jsonl", "decision_unseen_run.jsonl")
+    ]
+    assert runner.invoke(app, ["ingest", "--db", db, *map(str, files)]).exit_code == 0
+    info = json.loads(
+        runner.invoke(app, ["status", "--db", db, "--flags", "--format", "json"]).stdout
+    )
+    listed = {}
+    for row in info["flag_rows"]:
+        listed[row["flag"]] = listed.get(row["flag"], 0) + 1
+        assert row["run_id"] and row["detail"]
+    assert listed == {k: v for k, v in info["flags"].items() if v} and len(listed) == 3
+    text = runner.invoke(app, ["status", "--db", db, "--flags"]).stdout
+    assert "flagged records:" in text and "verdict_not_worst:" in text

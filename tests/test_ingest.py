@@ -530,3 +530,36 @@ def test_a_csv_quoting_error_in_text_that_is_not_utf8_is_quarantined(tmp_path):
     assert (totals["read"], totals["loaded"], totals["quarantined"]) == (2, 1, 1)
     raw, reason = con.execute("SELECT raw, reason FROM quarantine").fetchone()
     assert "\ufffd" in raw and "never closed" in reason
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["direct rows", "record pipeline"])
+def test_table_rows_as_a_spreadsheet_shows_them_blank_rows_and_decisions_in_any_case(
+    tmp_path, monkeypatch, fast
+):
+    """Issue 18: row numbers, blank rows in CSV and Parquet alike, `Approved` is approved."""
+    import calibrate.ingest as ing
+
+    monkeypatch.setattr(ing, "TYPED_LANE_ENABLED", fast)
+    rows = [
+        "run,process,step,attempt,decision,by,at,note",
+        "r1,p,s,1,Approved,ana,2026-10-02T10:00:00Z,",  # spreadsheet row 2
+        ",,,,,,,",  # row 3: blank, no record
+        'r2,p,s,1, REJECTED ,ana,2026-10-02T10:00:00Z,"two\nlines"',  # row 4 (one row, two lines)
+        "r3,p,s,1,maybe,ana,2026-10-02T10:00:00Z,",  # row 5
+    ]
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(rows) + "\n")
+    con = connect(":memory:")
+    (f,) = ingest(con, [path]).files
+    assert (f.read, f.loaded, f.quarantined) == (3, 2, 1)
+    assert con.execute("SELECT json_path FROM quarantine").fetchall() == [("row 5",)]
+    got = dict(con.execute("SELECT run_id, decision FROM decisions").fetchall())
+    assert got == {"r1": "approved", "r2": "rejected"}
+    # The same table as Parquet: the blank row is no record there either; rows keep their number.
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False).replace("", None)
+    parquet = tmp_path / "d.parquet"
+    frame.to_parquet(parquet)
+    con = connect(":memory:")
+    (f,) = ingest(con, [parquet]).files
+    assert (f.read, f.loaded, f.quarantined) == (3, 2, 1)
+    assert con.execute("SELECT json_path FROM quarantine").fetchall() == [("row 4",)]

@@ -27,6 +27,9 @@ def status_command(
     quarantine: Annotated[
         bool, typer.Option("--quarantine", help="List quarantined records and their reasons.")
     ] = False,
+    flags: Annotated[
+        bool, typer.Option("--flags", help="List the flagged records (loaded, but worth a look).")
+    ] = False,
     withdrawn: Annotated[
         bool,
         typer.Option(
@@ -35,7 +38,11 @@ def status_command(
     ] = False,
     limit: Annotated[
         int,
-        typer.Option("--limit", min=1, help="How many quarantined or withdrawn records to list."),
+        typer.Option(
+            "--limit",
+            min=1,
+            help="How many records to list (quarantined, withdrawn; flagged per flag).",
+        ),
     ] = 50,
 ) -> None:
     """Counts of runs, checks, answers and decisions, labeled and not, per process, step and model."""
@@ -45,6 +52,7 @@ def status_command(
         info = store_status.store_status(con)
         rows = store_status.quarantine_rows(con, limit) if quarantine else []
         gone = store_status.withdrawn_rows(con, limit) if withdrawn else []
+        flagged_rows = consistency.flag_rows(con, limit) if flags else []
     finally:
         con.close()
     if fmt is Format.json:
@@ -52,6 +60,8 @@ def status_command(
             info["quarantine"] = rows
         if withdrawn:
             info["withdrawn_rows"] = gone
+        if flags:
+            info["flag_rows"] = flagged_rows
         echo_json(info)
         return
     typer.echo(
@@ -77,6 +87,15 @@ def status_command(
         typer.echo("\nflags (loaded, but worth a look):")
         for name, count in flagged.items():
             typer.echo(f"  {count:>6}  {consistency.FLAG_DESCRIPTIONS[name]}")
+        if not flags:
+            typer.echo("  (`calibrate status --flags` lists them)")
+    if flags:
+        typer.echo("\nflagged records:")
+        for r in flagged_rows:
+            typer.echo(
+                f"  {r['flag']}: {terminal_safe(r['run_id'])} / {terminal_safe(r['step'])} / "
+                f"attempt {r['attempt']}: {terminal_safe(r['detail'])}"
+            )
     if quarantine:
         typer.echo("\nquarantined records:")
         for r in rows:

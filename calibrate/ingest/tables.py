@@ -65,8 +65,9 @@ def stage_csv(
 ) -> None:
     """Load a CSV file's rows into ``stage_lines``; unusable rows go to ``pre_bad``.
 
-    Records are numbered by their position after the header (``row N``), since
-    a quoted newline makes CSV rows and file lines differ. In a decision table
+    Records are numbered as a spreadsheet numbers its rows (``row N``, the
+    header row counted), since a quoted newline makes CSV rows and file lines
+    differ. A row whose cells are all blank is no record (as a blank line). In a decision table
     (only the columns of :data:`DECISION_COLUMNS`), with ``direct_decisions``,
     the rows that pass every rule of the record pipeline go straight to the
     ``c_decisions`` candidates (as that pipeline would load them); only the
@@ -111,9 +112,10 @@ def stage_csv(
     names = _column_names(rows[h])
     if undecodable and any(_UNDECODABLE.search(n) for n in names):
         raise Unreadable("the CSV header is not valid UTF-8")
-    base = numbers[h]
-    bad: list[tuple[int, str, str]] = [(int(n - base), raw, reason) for n, raw, reason in errors]
-    rows, numbers = rows[h + 1 :], numbers[h + 1 :] - base
+    # Rows are numbered as a spreadsheet shows them (the first row is 1, the header's or a
+    # blank one's before it; a quoted newline stays in its row), so "row 21" is row 21 there.
+    bad: list[tuple[int, str, str]] = [(int(n + 1), raw, reason) for n, raw, reason in errors]
+    rows, numbers = rows[h + 1 :], numbers[h + 1 :] + 1
     if not rows:
         _insert_bad(con, bad)
         return
@@ -377,6 +379,10 @@ def _insert_bad(con: duckdb.DuckDBPyConnection, bad: list[tuple[int, str, str]])
         con.unregister("csv_bad")
 
 
+#: A row as a JSON object whose every value is null or blank text.
+BLANK_ROW_JSON = r'\{("(?:[^"\\]|\\.)*":(?:null|"(?:\s|\\[tnr])*"),?)*\}'
+
+
 def stage_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Load a Parquet file's rows into ``stage_lines``; a ``check`` text column is read as JSON.
 
@@ -395,11 +401,16 @@ def stage_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> None:
             )
         else:
             relation = "SELECT * FROM read_parquet(?)"
+        # A row of only nulls and blank text is no record, as a blank CSV row or line: it keeps
+        # its number (row N is the file's Nth row) but is not staged.
         con.execute(
             f"""INSERT INTO stage_lines
-                SELECT row_number() OVER () AS rec, NULL, 'row ' || row_number() OVER (), to_json(t)::VARCHAR
-                FROM ({relation}) t""",  # noqa: S608 - relation is one of two fixed templates; the path is bound
-            [str(path)],
+                SELECT * FROM (
+                    SELECT row_number() OVER () AS rec, NULL, 'row ' || row_number() OVER (),
+                           to_json(t)::VARCHAR AS line
+                    FROM ({relation}) t)
+                WHERE NOT regexp_full_match(line, ?)""",  # noqa: S608 - relation is one of two fixed templates; the path is bound
+            [str(path), BLANK_ROW_JSON],
         )
     except duckdb.Error as exc:
         raise Unreadable(f"not a readable Parquet file: {str(exc).splitlines()[0]}") from None

@@ -39,6 +39,8 @@ CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
 CREATE OR REPLACE TEMP MACRO json_string(j) AS (CASE WHEN json_type(j) = 'VARCHAR' THEN (j->>'$') END);
 CREATE OR REPLACE TEMP MACRO json_id(j) AS (
     CASE WHEN json_type(j) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (j->>'$') END);
+-- A decision as written by hand in a table ("Approved", " rejected"): any case, blanks around.
+CREATE OR REPLACE TEMP MACRO decision_name(t) AS (lower(trim(t)));
 -- A JSON number as DOUBLE (NULL when it is not a number or does not fit).
 CREATE OR REPLACE TEMP MACRO json_number(j) AS (
     CASE WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
@@ -383,7 +385,7 @@ WHERE k.kind = 'decision'
 -- name: decisions_typed
 CREATE OR REPLACE TEMP TABLE s_dec2 AS
 SELECT d.*,
-       json_string(decision_json) AS decision,
+       decision_name(json_string(decision_json)) AS decision,
        json_id(by_json) AS decided_by,
        nullif(json_string(at_json), '') AS at_text,
        iso_time(nullif(json_string(at_json), '')) AS at_ts,

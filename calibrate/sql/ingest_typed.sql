@@ -236,7 +236,7 @@ WHERE s.sd.escalation.resolution IS NOT NULL;
 -- name: decisions_typed
 INSERT INTO c_decisions
 SELECT d.rec, d.rec, d.path, d.run_id, d.process_name, d.step, d.attempt,
-       json_string(decision_json) AS decision,
+       decision_name(json_string(decision_json)) AS decision,
        json_id(by_json) AS decided_by,
        iso_time(nullif(json_string(at_json), '')) AS at_ts,
        nullif(json_string(note_json), '') AS note,
@@ -263,7 +263,7 @@ EXCEPT SELECT rec FROM c_slow;
 INSERT INTO c_decisions
 SELECT rec, NULL, '$', run, process, step, attempt, decision, "by", at_ts, nullif(note, ''), 'table', NULL, NULL, NULL
 FROM (
-    SELECT *,
+    SELECT * REPLACE (decision_name(decision) AS decision),
            text_attempt(attempt_text) AS attempt,
            iso_time(nullif("at", '')) AS at_ts
     FROM (SELECT * EXCLUDE (attempt), attempt AS attempt_text FROM csv_cells)
