@@ -5,8 +5,9 @@ The public API, short and explicit::
     import calibrate
     con = calibrate.connect("calibrate.duckdb", read_only=True)
     subs = calibrate.submissions(con, calibrate.Filters(process="vendor-onboarding"))
-    table = calibrate.agreement(subs)
-    report = calibrate.assess_store(con)
+    table = calibrate.agreement(subs, by=["step", "model"])
+    report = calibrate.assess_store(con, alpha=0.05)
+    calibrate.write_report(report, "reports/")
 
 Every module loads on first use (pandas, scikit-learn, matplotlib and Jinja2
 take seconds), so ``import calibrate`` and ``calibrate ingest`` stay quick.
@@ -41,6 +42,7 @@ _LAZY = {
     "suggest_thresholds": "calibrate.analysis.thresholds",
     "suggest_from_store": "calibrate.analysis.thresholds",
     "assess_store": "calibrate.analysis.readiness",
+    "ReadinessOptions": "calibrate.analysis.readiness",
     "write_report": "calibrate.report.render",
 }
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, date, datetime
 
 import duckdb
 import numpy as np
@@ -24,6 +24,32 @@ SUBMISSION_COLUMNS = [
     "decided_by", "decided_at", "note", "label", "conflict", "n_decisions", "audited", "draw_id",
     "inclusion_p", "left_out",
 ]  # fmt: skip
+
+
+def parse_when(value: object, name: str = "time") -> datetime | None:
+    """A filter time: a ``datetime``, a ``date`` or ISO 8601 text; one without an offset is UTC.
+
+    Raises
+    ------
+    ValueError
+        Any other value, naming the accepted forms.
+    """
+    if value is None:
+        return None
+    parsed = value
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            parsed = None
+    elif isinstance(value, date) and not isinstance(value, datetime):
+        parsed = datetime(value.year, value.month, value.day)
+    if not isinstance(parsed, datetime):
+        raise ValueError(
+            f"{name} {value!r} is not a time: give a datetime, a date or ISO 8601 text "
+            "('2026-10-01' or '2026-10-01T09:00:00Z'; without an offset it is UTC)"
+        )
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -53,6 +79,15 @@ class Filters:
     until: datetime | None = None
     advisory_only: bool = False
     escalations: bool = False
+
+    def __post_init__(self) -> None:
+        # Validated here, so that a bad value is one clear error and not DuckDB's SQL text.
+        for name in ("since", "until"):
+            object.__setattr__(self, name, parse_when(getattr(self, name), name))
+        for name in ("process", "step", "model"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"Filters({name}=...) must be a string, got {value!r}")
 
     def where(self) -> tuple[str, list[object]]:
         """A SQL ``WHERE`` clause over the labeled views and its bound parameters."""

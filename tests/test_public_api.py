@@ -17,3 +17,35 @@ def test_import_does_not_load_plotting_or_sklearn():
     code = "import sys, calibrate; print('matplotlib' in sys.modules, 'sklearn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_analysts_three_calls(sample_store, tmp_path):
+    """submissions, agreement, assess_store + write_report: levels as keywords, the store named."""
+    con = calibrate.connect(sample_store, read_only=True)
+    try:
+        subs = calibrate.submissions(con, calibrate.Filters(process="invoice-matching"))
+        table = calibrate.agreement(subs, by=["step", "model"])
+        assert list(table["step"]) == ["match_invoice"]
+        report = calibrate.assess_store(
+            con, calibrate.Filters(process="invoice-matching"), alpha=0.1, n_boot=20
+        )
+    finally:
+        con.close()
+    assert report.store == str(sample_store)
+    same = calibrate.ReadinessOptions(alpha=0.1)
+    assert report.options.alpha == same.alpha == 0.1
+    written = calibrate.write_report(report, tmp_path, formats="md")
+    assert "from store ." not in written["md"].read_text(encoding="utf-8")
+    assert (
+        "sample" in written["md"].read_text(encoding="utf-8").split("from store ")[1].split("\n")[0]
+    )
+
+
+def test_filters_validate_times_at_entry():
+    import pytest
+
+    with pytest.raises(
+        ValueError, match="since 'yesterday' is not a time: give a datetime, a date or ISO 8601"
+    ):
+        calibrate.Filters(since="yesterday")
+    assert calibrate.Filters(until="2026-10-01").until.isoformat() == "2026-10-01T00:00:00+00:00"

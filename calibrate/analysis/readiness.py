@@ -1493,6 +1493,9 @@ def assess_store(
     filters: Any = None,
     *,
     options: ReadinessOptions | None = None,
+    alpha: float | None = None,
+    delta: float | None = None,
+    beta: float | None = None,
     store: str = "",
     n_boot: int = 200,
     now: datetime | None = None,
@@ -1508,8 +1511,14 @@ def assess_store(
     con : duckdb.DuckDBPyConnection
     filters : calibrate.dataset.Filters, optional
     options : ReadinessOptions, optional
-    store : str
-        The store's name, recorded in the report.
+        Every setting of the assessment (``calibrate.ReadinessOptions()`` by default).
+    alpha, delta, beta : float, optional
+        The guarantee's levels, overriding those of ``options``: false passes
+        at most ``alpha``, false fails at most ``beta``, each bound failing
+        with probability at most ``delta``.
+    store : str, optional
+        The store's name, recorded in the report; by default the file ``con``
+        has open (``:memory:`` for a store in memory).
     n_boot : int, default=200
         Bootstrap resamples for the calibration error intervals.
     now : datetime, optional
@@ -1527,6 +1536,16 @@ def assess_store(
     from calibrate.dataset import limits as read_limits
 
     opts = options or ReadinessOptions()
+    levels = {
+        k: v for k, v in (("alpha", alpha), ("delta", delta), ("beta", beta)) if v is not None
+    }
+    if levels:
+        opts = replace(opts, **levels)
+    if not store:
+        row = con.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchone()
+        store = (row[0] if row else None) or ":memory:"
     filters = filters or Filters()
     # Only the columns the assessment reads, text as categoricals, and the answers one step at
     # a time: every column of every answer as Python objects took 8 GiB at a million runs.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -77,14 +77,11 @@ AdvisoryOnlyOption = Annotated[
 
 
 def parse_time(value: str | None, option: str) -> datetime | None:
-    """Parse an ISO 8601 date or time; naive values are taken as UTC."""
-    if value is None:
-        return None
+    """Parse an ISO 8601 date or time; naive values are taken as UTC (as :class:`Filters` does)."""
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{option} {value!r} is not an ISO 8601 date or time") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        return dataset.parse_when(value, option)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def make_filters(
