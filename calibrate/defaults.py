@@ -22,6 +22,10 @@ TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
 #: Reliability diagrams: number of bins.
 DEFAULT_BINS = 10
 
+#: Bootstrap resamples (and their seed) of the calibration error's interval, in `curves`, the
+#: report and the API alike, so that one question's ECE interval is the same wherever it is shown.
+DEFAULT_N_BOOT, DEFAULT_SEED = 1000, 0
+
 
 @dataclass(frozen=True)
 class ReadinessOptions:
@@ -39,7 +43,7 @@ class ReadinessOptions:
         Least share of submissions the check must decide without a person
         (pass + fail); below it the check saves little.
     min_labels : int, default=100
-        Least labeled submissions on the current model and wording before a
+        Least labeled checks on the current model and wording before a
         step can be READY (and before a poor result is called NO rather than
         NOT_YET). The drift test needs some data in each half too.
     drift_level : float, default=0.01

@@ -152,12 +152,27 @@ APPROVERS = ["ana", "ben", "carla", "dev", "eli"]
 APPROVER_ERROR = {"ana": 0.02, "ben": 0.06, "carla": 0.03, "dev": 0.04, "eli": 0.0}
 RUBBER_STAMP = "eli"  # follows the check's verdict, decides in seconds
 NOT_ACCEPTABLE_DECISIONS = ["rejected", "returned", "failed"]
-NOTES = [
-    "Report covers the OFAC list only.",
-    'Summary says "cleared" but the EU list search is missing.',
-    "Receipt total does not match the claim, see line 3.",
-    "Purpose is missing; ask the employee.",
-]
+#: What an approver writes when sending work back, per process (a note is about that process's work).
+NOTES = {
+    "vendor-onboarding": [
+        "Report covers the OFAC list only.",
+        'Summary says "cleared" but the EU list search is missing.',
+    ],
+    "expense-review": [
+        "Receipt total does not match the claim, see line 3.",
+        "Purpose is missing; ask the employee.",
+    ],
+    "invoice-matching": [
+        "Invoice line 4 is not on the purchase order.",
+        "Quantities differ from the goods receipt.",
+    ],
+}
+
+
+def _note(process: str, u: float) -> str:
+    """The note for a draw ``u`` in [0, 0.5): one of the process's notes."""
+    notes = NOTES.get(process) or [note for texts in NOTES.values() for note in texts]
+    return notes[int(u * 8) % len(notes)]
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -410,7 +425,7 @@ def simulate(
                     "at": _iso(t0 + delay1),
                 }
                 if u_k[7] < 0.5:
-                    h["note"] = NOTES[int(u_k[7] * 8) % len(NOTES)]
+                    h["note"] = _note(sm.process, u_k[7])
                 history.append(h)
                 sim.counts["checks"] += 1
                 sim.counts["answers"] += 0 if is_err else len(ans1[k])
@@ -441,7 +456,7 @@ def simulate(
             if history:
                 step_doc["history"] = history
             decided_at = _iso(t + delay)
-            note = NOTES[int(u_k[7] * 8) % len(NOTES)] if (not ok and u_k[7] < 0.5) else None
+            note = _note(sm.process, u_k[7]) if (not ok and u_k[7] < 0.5) else None
             if pending[k]:
                 # Exported before the person decided: checked, not yet labeled.
                 steps[sm.step] = step_doc

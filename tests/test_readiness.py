@@ -198,7 +198,7 @@ def test_too_few_labels_is_not_yet_with_labels_and_days_needed(assessed):
     # Days at the recent volume: labels per day over the window times the days.
     per_day = s.volume.labeled_per_week / 7
     assert s.needed_days == pytest.approx(s.needed_labels / per_day)
-    assert any("more labeled submissions" in r for r in s.reasons)
+    assert any("more labeled checks" in r for r in s.reasons)
 
 
 def test_poor_evaluator_is_no_and_names_the_question(assessed):
@@ -570,3 +570,21 @@ def test_drivers_are_the_same_on_text_and_categorical_answers(sample_store):
     assert a["n"].sum() == len(labeled)
     assert a["rejected"].sum() == int((~labeled["label"].astype(bool)).sum())
     assert (a["disagreements"] <= a["n"]).all()
+
+
+def test_the_ece_interval_is_the_same_in_the_report_and_in_curves(sample_store):
+    """One bootstrap default (resamples and seed) everywhere (issue 18)."""
+    import calibrate
+    from calibrate.analysis.calibration import calibrate_store
+
+    con = calibrate.connect(sample_store, read_only=True)
+    try:
+        filters = calibrate.Filters(process="invoice-matching")
+        report = calibrate.assess_store(con, filters)
+        curves = {q.ask: q.curve.ece_ci for q in calibrate_store(con, filters)}
+    finally:
+        con.close()
+    (step,) = report.steps
+    assert step.calibration
+    for q in step.calibration:
+        assert tuple(q.curve.ece_ci) == tuple(curves[q.ask])

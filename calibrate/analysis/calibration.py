@@ -65,7 +65,7 @@ import pandas as pd
 from scipy import stats as sp_stats
 
 from calibrate.analysis.stats import MIN_N, bootstrap_ci, bootstrap_counts_ci, wilson_interval
-from calibrate.defaults import DEFAULT_BINS
+from calibrate.defaults import DEFAULT_BINS, DEFAULT_N_BOOT, DEFAULT_SEED
 from calibrate.errors import UsageError
 
 #: Binning strategies, as scikit-learn's ``calibration_curve`` names them.
@@ -360,9 +360,9 @@ def bootstrap_ece_interval(
     y_true: Any,
     *,
     edges: np.ndarray,
-    n_boot: int = 1000,
+    n_boot: int = DEFAULT_N_BOOT,
     confidence: float = 0.95,
-    random_state: int | None = 0,
+    random_state: int | None = DEFAULT_SEED,
 ) -> tuple[float, float]:
     """Bias-corrected bootstrap interval on the ECE, with the bins held at ``edges``.
 
@@ -616,8 +616,8 @@ def reliability_curve(
     n_bins: int = DEFAULT_BINS,
     strategy: str = "uniform",
     confidence: float = 0.95,
-    n_boot: int = 1000,
-    random_state: int | None = 0,
+    n_boot: int = DEFAULT_N_BOOT,
+    random_state: int | None = DEFAULT_SEED,
     x_label: str = "yes-probability",
     y_label: str = "acceptance rate",
 ) -> ReliabilityCurve:
@@ -813,7 +813,7 @@ def fit_recalibrator(
     n_splits: int = 5,
     n_bins: int = DEFAULT_BINS,
     strategy: str = "uniform",
-    random_state: int | None = 0,
+    random_state: int | None = DEFAULT_SEED,
 ) -> Recalibrator:
     """Fit a monotone map from the evaluator's number to P(acceptable), checked on held-out folds.
 
@@ -1218,8 +1218,8 @@ def yes_no_calibration(
     *,
     n_bins: int = DEFAULT_BINS,
     strategy: str = "uniform",
-    n_boot: int = 1000,
-    random_state: int | None = 0,
+    n_boot: int = DEFAULT_N_BOOT,
+    random_state: int | None = DEFAULT_SEED,
 ) -> tuple[ReliabilityCurve, Recalibrator]:
     """Reliability curve of the yes-probability against acceptable, and its recalibration map."""
     curve = reliability_curve(
@@ -1242,8 +1242,8 @@ def choice_calibration(
     all_names: Sequence[str] | None = None,
     n_bins: int = DEFAULT_BINS,
     strategy: str = "uniform",
-    n_boot: int = 1000,
-    random_state: int | None = 0,
+    n_boot: int = DEFAULT_N_BOOT,
+    random_state: int | None = DEFAULT_SEED,
 ) -> dict[str, Any]:
     """Acceptance per answer name, confidence-vs-accuracy, and the passing-confidence map.
 
@@ -1296,8 +1296,8 @@ def rubric_calibration(
     n_levels: int | None = None,
     n_bins: int = DEFAULT_BINS,
     strategy: str = "uniform",
-    n_boot: int = 1000,
-    random_state: int | None = 0,
+    n_boot: int = DEFAULT_N_BOOT,
+    random_state: int | None = DEFAULT_SEED,
     alpha: float = MONOTONE_ALPHA,
 ) -> dict[str, Any]:
     """Acceptance per level (with non-monotone flags), confidence-vs-accuracy, and the map.
@@ -1403,8 +1403,8 @@ def calibrate_answers(
     n_bins: int = DEFAULT_BINS,
     strategy: str = "uniform",
     by: Sequence[str] = (),
-    n_boot: int = 1000,
-    random_state: int | None = 0,
+    n_boot: int = DEFAULT_N_BOOT,
+    random_state: int | None = DEFAULT_SEED,
     settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[QuestionCalibration]:
     """Calibration of every question, per evaluator model (never pooled), optionally per week.

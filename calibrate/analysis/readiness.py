@@ -4,7 +4,7 @@ For each checked step and its current evaluator model the decision is one of
 
 * ``READY``: drop ``advisory`` with the suggested thresholds;
 * ``NOT_YET``: the evidence points the right way but is too thin: keep
-  collecting, and here is how many more labeled submissions (and how many
+  collecting, and here is how many more labeled checks (and how many
   days or weeks at the step's recent volume) the bound needs;
 * ``NO``: even with plenty of data the check cannot reach ``alpha`` with
   useful coverage, or it drifted, or the evaluator model changed mid-window,
@@ -82,7 +82,7 @@ from calibrate.analysis.step_data import (
     _distinct_pairs,
     isin,
 )
-from calibrate.defaults import ReadinessOptions
+from calibrate.defaults import DEFAULT_N_BOOT, ReadinessOptions
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide
 
 #: The three decisions, best first (the order the report sorts by).
@@ -1099,7 +1099,7 @@ def _criteria(
     out = [
         Criterion(
             "labeled_submissions", n_labeled, opts.min_labels, n_labeled >= opts.min_labels,
-            "NOT_YET", "labeled submissions on the current model and wording",
+            "NOT_YET", "labeled checks on the current model and wording",
             f"{n_labeled} labeled (error verdicts excluded); at least {opts.min_labels} needed",
         ),
         Criterion(
@@ -1317,9 +1317,7 @@ def _decide(
     if soft:
         for c in soft:
             if c.name == "labeled_submissions":
-                reasons.append(
-                    f"Too few labels yet: {c.value} labeled submissions, {c.limit} needed."
-                )
+                reasons.append(f"Too few labels yet: {c.value} labeled checks, {c.limit} needed.")
             elif c.name in ("false_pass_upper", "false_fail_upper") and tv.status == "ok":
                 limit = opts.alpha if c.name == "false_pass_upper" else opts.beta
                 what = "false-pass" if c.name == "false_pass_upper" else "false-fail"
@@ -1368,9 +1366,9 @@ def _decide(
 
 def _needed_text(needed: int, days: float | None) -> str:
     if days is None:
-        return f"About {needed} more labeled submissions are needed (no recent volume to time it)."
+        return f"About {needed} more labeled checks are needed (no recent volume to time it)."
     when = f"{days:.0f} days" if days < 14 else f"{days / 7:.1f} weeks"
-    return f"About {needed} more labeled submissions are needed: {when} at the recent volume."
+    return f"About {needed} more labeled checks are needed: {when} at the recent volume."
 
 
 def _pattern(
@@ -1497,7 +1495,7 @@ def assess_store(
     delta: float | None = None,
     beta: float | None = None,
     store: str = "",
-    n_boot: int = 200,
+    n_boot: int = DEFAULT_N_BOOT,
     now: datetime | None = None,
 ) -> ReadinessReport:
     """Assess every checked step in a store (read-only is enough).
@@ -1519,7 +1517,7 @@ def assess_store(
     store : str, optional
         The store's name, recorded in the report; by default the file ``con``
         has open (``:memory:`` for a store in memory).
-    n_boot : int, default=200
+    n_boot : int, default=:data:`calibrate.defaults.DEFAULT_N_BOOT`
         Bootstrap resamples for the calibration error intervals.
     now : datetime, optional
         The report's time stamp (default: now, UTC).

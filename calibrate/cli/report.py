@@ -65,9 +65,7 @@ def report_command(
     ] = DEFAULTS.min_coverage,
     min_labels: Annotated[
         int,
-        typer.Option(
-            "--min-labels", help="Least labeled submissions on the current model and wording."
-        ),
+        typer.Option("--min-labels", help="Least labeled checks on the current model and wording."),
     ] = DEFAULTS.min_labels,
     drift_level: Annotated[
         float,
