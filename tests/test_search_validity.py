@@ -49,18 +49,16 @@ def _simulate(qset: str, evaluator: str, n: int, alpha: float, datasets: int, se
     return certified, fp, ff, either
 
 
-# The cells most at risk (today's certified share in the power study's quick run in brackets; a
-# cell today's search rarely certifies guards a new search that starts further along the path).
+# The cells most at risk (in brackets the certified share of the search before the fallback walk,
+# f206e0a, in the power study's quick run; a cell it rarely certified guards a search that starts
+# further along the path).
 VALIDITY_CELLS = [
-    # overconfident top: approver noise among the p >= 0.99 answers, few labels (60%, 45%)
-    ("yes_no", "overconfident", 150, 0.15),
+    # overconfident top: approver noise among the p >= 0.99 answers, few labels (45%)
     ("yes_no", "overconfident", 300, 0.10),
     # confident mistakes at the very top: the error rate is not monotone in the score
     ("yes_no", "confident_errors", 1500, 0.15),  # (0%: the walk stops at the strict end)
     ("rubric", "confident_errors", 300, 0.15),  # (55%)
-    ("choice", "confident_errors", 150, 0.20),  # (55%)
-    # few labels: a tight certificate on a calibrated evaluator, the choice lists, three questions
-    ("yes_no", "calibrated", 300, 0.15),  # (100%)
+    # few labels: the choice lists, three questions
     ("choice", "overconfident", 150, 0.10),  # (35%)
     ("three", "overconfident", 300, 0.10),  # (55%)
 ]
@@ -81,12 +79,9 @@ def test_violation_rate_is_within_delta(qset, evaluator, n, alpha):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 14: today's fixed-sequence walk from the strict end stops on approver noise "
-    "among the first testable candidates (about half the datasets); the new search is to fix it",
-)
 def test_overconfident_evaluator_is_certified_at_1500_labels():
+    # Before the fallback walk (f206e0a) the plain fixed-sequence walk certified 64% of the power
+    # study's datasets here.
     datasets = 100
     certified, _, _, _ = _simulate("yes_no", "overconfident", 1500, 0.10, datasets, seed=1500)
     assert certified >= 90, f"certified in {certified} of {datasets} datasets (want >= 90)"
