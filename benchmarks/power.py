@@ -661,7 +661,7 @@ def write_report(path: Path, cells: pd.DataFrame, rows: pd.DataFrame, oracles: p
         "# Power study of the threshold search (issue 14)",
         "",
         f"Written by `python -m benchmarks.power{' ' + ' '.join(args.argv) if args.argv else ''}` "
-        f"at commit `{_commit()}`, seed {args.seed}, in {seconds / 60:.1f} min with {args.workers} "
+        f"at commit `{args.commit}`, seed {args.seed}, in {seconds / 60:.1f} min with {args.workers} "
         f"worker(s) on {os.cpu_count()} cores ({platform.python_version()}, numpy {np.__version__}). "
         f"{n_data:,} simulated datasets, each searched at {len(plan.alphas)} alphas; delta = {DELTA:g}, "
         f"beta = {BETA:g}; true rates and oracles on fresh samples of {args.big:,} submissions per regime.",
@@ -764,6 +764,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--csv", type=Path, help="also write every dataset's row to this CSV")
     args = ap.parse_args(argv)
     args.argv = argv
+    args.commit = _commit()  # the code measured is the code at the start
     plan = make_plan(args)
     tasks = _tasks(plan, args.seed, args.big)
     print(f"power study: {len(tasks)} tasks on {args.workers} worker(s)", file=sys.stderr)
