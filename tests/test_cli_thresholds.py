@@ -167,3 +167,26 @@ def test_no_matching_steps(store):
     res = runner.invoke(app, ["thresholds", "--db", store, "--step", "nope", "--format", "json"])
     assert res.exit_code == 2 and not res.stdout
     assert "--step 'nope' matches no check; steps in the store:" in res.stderr
+
+
+def test_one_conflict_is_one_check(tmp_path):
+    """'1 check had conflicting decisions', not '1 checks' (issue 18)."""
+    import json as _json
+
+    q = {"ask": "Is it right?", "kind": "yes_no", "answer": 0.95, "result": "pass"}
+    lines = [
+        _json.dumps({"run": f"r{i}", "process": "p", "step": "s", "attempt": 1,
+                     "check": {"verdict": "pass", "advisory": True, "model": "m", "questions": [q],
+                               "at": "2026-10-01T10:00:00Z"}})
+        for i in range(30)
+    ]  # fmt: skip
+    (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n")
+    rows = [f"r{i},p,s,1,approved,ana,2026-10-02T10:00:00Z," for i in range(30)]
+    rows.append("r0,p,s,1,rejected,ben,2026-10-02T11:00:00Z,")
+    (tmp_path / "d.csv").write_text(
+        "run,process,step,attempt,decision,by,at,note\n" + "\n".join(rows) + "\n"
+    )
+    db = str(tmp_path / "s.duckdb")
+    assert runner.invoke(app, ["ingest", "--db", db, str(tmp_path)]).exit_code == 0
+    res = runner.invoke(app, ["thresholds", "--db", db])
+    assert "p/s: 1 check had conflicting decisions; the latest counts" in res.stderr

@@ -356,11 +356,14 @@ def step_data(
     if n_incomplete:
         notes.append(f"{n_incomplete} checks have an answer with no value; counted as unsure")
     if int(is_error.sum()):
-        notes.append(f"{int(is_error.sum())} error verdicts counted as unsure (human work)")
+        n_error = int(is_error.sum())
+        verdicts = "1 error verdict" if n_error == 1 else f"{n_error} error verdicts"
+        notes.append(f"{verdicts} counted as unsure (human work)")
     if "conflict" in mine and n:
         conflicts = int(mine["conflict"].fillna(False).astype(bool).sum())
         if conflicts:
-            notes.append(f"{conflicts} checks had conflicting decisions; the latest counts")
+            checks = "1 check" if conflicts == 1 else f"{conflicts} checks"
+            notes.append(f"{checks} had conflicting decisions; the latest counts")
     if "advisory" in mine and n:
         enforced = int((~mine["advisory"].fillna(True).astype(bool)).sum())
         if enforced:
