@@ -795,3 +795,21 @@ def test_cells_count_every_search_row_once():
         cell_vf = (1.0 + 3.0 * (0.2 - ~cells.bad)).astype(np.float32) * cells.count
         by_cell = cell_block.gains(np.zeros(cells.count.size, np.int8), cell_vp, cell_vf)
         assert np.allclose(by_row, by_cell, rtol=1e-12, atol=1e-6)
+
+
+def test_tradeoff_figure_marks_a_suggestion_only_where_one_was_certified():
+    frame = pd.DataFrame({"alpha": [0.05, 0.1], "status": ["insufficient_data", "ok"],
+                          "certified_false_pass": [np.nan, 0.1],
+                          "observed_false_pass": [0.04, 0.06], "n_pass": [0, 400],
+                          "auto_pass": [0.0, 0.6], "auto_fail": [0.0, 0.1],
+                          "coverage": [0.0, 0.7]})  # fmt: skip
+    labels = lambda d: [t.get_text() for t in d.ax_.get_legend().get_texts()]  # noqa: E731
+    assert not any("suggested" in x for x in labels(th.TradeoffDisplay(frame, alpha=0.05).plot()))
+    assert any(
+        "nothing certified" in x for x in labels(th.TradeoffDisplay(frame, alpha=0.05).plot())
+    )
+    assert any("suggested" in x for x in labels(th.TradeoffDisplay(frame, alpha=0.1).plot()))
+    # The legend is outside the axes: it hides no point.
+    disp = th.TradeoffDisplay(frame, alpha=0.1).plot()
+    box = disp.ax_.get_legend().get_window_extent(disp.figure_.canvas.get_renderer())
+    assert box.x0 >= disp.ax_.get_window_extent().x1

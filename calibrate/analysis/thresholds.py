@@ -835,7 +835,7 @@ class TradeoffDisplay:
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots(figsize=(6, 4))
+            _, ax = plt.subplots(figsize=(7.5, 4), layout="constrained")
         f = self.frame
         ok = f["status"] == "ok"
         ax.plot(f["alpha"], f["coverage"].where(ok, 0.0), "o-", color="C0",
@@ -848,8 +848,14 @@ class TradeoffDisplay:
         here = f[np.isclose(f["alpha"], self.alpha)]
         if not here.empty:
             ax.axvline(self.alpha, color="0.5", lw=0.8, ls=":")
-            ax.plot(here["alpha"], here["coverage"].where(here["status"] == "ok", 0.0), "*",
-                    ms=16, color="C1", label=f"suggested (alpha = {self.alpha:g})")  # fmt: skip
+            # A suggestion exists only where something was certified; otherwise the line marks
+            # the alpha asked for, said as such.
+            if (here["status"] == "ok").any():
+                ax.plot(here["alpha"], here["coverage"], "*", ms=16, color="C1",
+                        label=f"suggested (alpha = {self.alpha:g})")  # fmt: skip
+            else:
+                ax.plot([], [], ls=":", color="0.5",
+                        label=f"alpha = {self.alpha:g}: nothing certified")  # fmt: skip
         if self.current is not None:
             ax.plot([self.current[0]], [self.current[1]], "P", ms=10, color="C4",
                     label="today (observed false-pass rate)")  # fmt: skip
@@ -857,7 +863,8 @@ class TradeoffDisplay:
         ax.set_ylabel("share decided without a person")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(self.title or f"Trade-off at {1 - self.delta:.0%} confidence")
-        ax.legend(loc="lower right", fontsize="small")
+        # The legend sits outside the axes, so it never hides a point.
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small", frameon=False)
         self.ax_ = ax
         self.figure_ = ax.figure
         return self

@@ -191,7 +191,8 @@ def step_figures(step: StepReadiness, *, alpha: float) -> dict[str, bytes]:
         display = step.thresholds.make_display()
         if display is not None:
             # Draw on our own Agg figure: nothing global, and the title made safe.
-            fig = plots._new_figure((6.4, 4.2))
+            fig = plots._new_figure((8.0, 4.2))
+            fig.set_layout_engine("constrained")  # room for the legend beside the axes
             ax = fig.add_subplot()
             display.plot(ax=ax)
             ax.set_title(
