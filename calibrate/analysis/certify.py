@@ -35,6 +35,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -150,9 +151,23 @@ def power_start(limit: float, level: float, *, share: float = POWER_SHARE) -> in
     level = _check_level(level, "level")
     if limit >= 1.0:
         return 1
-    n = np.arange(1, 200_001)
-    ok = stats.binom.cdf(np.floor(share * limit * n), n, limit) <= level
-    return int(n[np.argmax(ok)]) if ok.any() else int(n[-1])
+    return _power_start(limit, level, float(share))
+
+
+@functools.lru_cache(maxsize=4096)
+def _power_start(limit: float, level: float, share: float) -> int:
+    # The search asks for the same few (limit, level) pairs on every path and
+    # every resample; the scan is the costly part, so it runs once per pair.
+    # The cdf is a sawtooth in n (the floor), so scan rather than bisect, in
+    # growing blocks: small answers stay cheap.
+    low, cap = 1, 200_000
+    while low <= cap:
+        n = np.arange(low, min(cap, max(2 * low, 1_000)) + 1)
+        ok = stats.binom.cdf(np.floor(share * limit * n), n, limit) <= level
+        if ok.any():
+            return int(n[np.argmax(ok)])
+        low = int(n[-1]) + 1
+    return cap
 
 
 def checkpoint_weights(n: Any, *, limit: float, level: float, testable: Any = None) -> np.ndarray:

@@ -144,39 +144,31 @@ def yes_no_paths(data: StepData, *, delta_pass: float, delta_fail: float) -> tup
             certify.score_path(p, data.acceptable, descending=False),
         )
     up, down = data.cache["score_paths"]
-    k = up.n.size
-    pass_path = Path(
-        side="pass",
-        tests=("pass",),
-        n_pass=up.n,
-        false_pass=up.errors,
-        n_fail=np.zeros(k, int),
-        false_fail=np.zeros(k, int),
-        never_fails=np.ones(k, bool),
-        describe=[f"pass {x:.4f}" for x in up.threshold],
-        delta=delta_pass,
-        thresholds=up.threshold,
-        below=up.below,
-        above=up.above,
-        n_total=data.n,
+    return _one_score_path(up, "pass", delta_pass, data.n), _one_score_path(
+        down, "fail", delta_fail, data.n
     )
-    j = down.n.size
-    fail_path = Path(
-        side="fail",
-        tests=("fail",),
-        n_pass=np.zeros(j, int),
-        false_pass=np.zeros(j, int),
-        n_fail=down.n,
-        false_fail=down.errors,
-        never_fails=np.zeros(j, bool),
-        describe=[f"fail {x:.4f}" for x in down.threshold],
-        delta=delta_fail,
-        thresholds=down.threshold,
-        below=down.below,
-        above=down.above,
-        n_total=data.n,
+
+
+def _one_score_path(sp: certify.ScorePath, side: str, delta: float, n_total: int) -> Path:
+    # One side's path: its decisions and errors counted, the other side's all zero.
+    k = sp.n.size
+    zeros = np.zeros(k, int)
+    counts = (sp.n, sp.errors, zeros, zeros) if side == "pass" else (zeros, zeros, sp.n, sp.errors)
+    return Path(
+        side=side,
+        tests=(side,),
+        n_pass=counts[0],
+        false_pass=counts[1],
+        n_fail=counts[2],
+        false_fail=counts[3],
+        never_fails=np.full(k, side == "pass"),
+        describe=[f"{side} {x:.4f}" for x in sp.threshold],
+        delta=delta,
+        thresholds=sp.threshold,
+        below=sp.below,
+        above=sp.above,
+        n_total=n_total,
     )
-    return pass_path, fail_path
 
 
 def loosened(path: Path, i: int) -> float:
