@@ -58,6 +58,8 @@ VALIDITY_CELLS = [
     # confident mistakes at the very top: the error rate is not monotone in the score
     ("yes_no", "confident_errors", 1500, 0.15),  # (0%: the walk stops at the strict end)
     ("rubric", "confident_errors", 300, 0.15),  # (55%)
+    # one rubric question, few labels: only the paths fixed before the labels run (17% mean)
+    ("rubric", "overconfident", 150, 0.20),
     # few labels: the choice lists, three questions
     ("choice", "overconfident", 150, 0.10),  # (35%)
     ("three", "overconfident", 300, 0.10),  # (55%)

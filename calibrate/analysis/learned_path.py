@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis import certify
-from calibrate.analysis.paths import Path
+from calibrate.analysis.paths import Path, describe_config
 from calibrate.analysis.step_data import StepData, can_fail, replay_cached
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
@@ -313,20 +313,6 @@ def _config(data: StepData, layout: _Layout, choice: Sequence[int]) -> list[Ques
     return out
 
 
-def _describe(questions: Sequence[Question]) -> str:
-    parts = []
-    for i, q in enumerate(questions, 1):
-        if q.kind is Kind.YES_NO:
-            parts.append(
-                f"Q{i} pass {q.pass_p:g}" + ("" if q.fail_p is None else f" fail {q.fail_p:g}")
-            )
-        elif q.kind is Kind.RUBRIC:
-            parts.append(f"Q{i} level>={q.pass_level} conf {q.confidence:g}")
-        else:
-            parts.append(f"Q{i} {'/'.join(q.pass_names) or '-'} conf {q.confidence:g}")
-    return "; ".join(parts)
-
-
 def _neighbourhood(
     blocks: Sequence[_Options], solutions: list[tuple[int, ...]], bad: np.ndarray,
     forced: np.ndarray, count: np.ndarray,
@@ -476,7 +462,7 @@ def joint_path(
         n_fail=counts[:, 2],
         false_fail=counts[:, 3],
         never_fails=np.array([not can_fail(c) for c in configs], bool),
-        describe=[_describe(c) for c in configs],
+        describe=[describe_config(c) for c in configs],
         delta=delta,
         configs=configs,
         n_total=cert.size,

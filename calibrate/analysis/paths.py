@@ -9,6 +9,7 @@ labels (:mod:`calibrate.analysis.learned_path`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +17,7 @@ import pandas as pd
 
 from calibrate.analysis import certify
 from calibrate.analysis.step_data import StepData
-from calibrate.profile import Question
+from calibrate.profile import Kind, Question
 
 # --------------------------------------------------------------------------- candidates and the path
 
@@ -189,3 +190,18 @@ def loosened(path: Path, i: int) -> float:
         high = min(above, 1.0)
         out = certify.nice_threshold(t - 1e-12, high, prefer="high") if high > t else t
     return float(min(max(out, 0.0), 1.0))
+
+
+def describe_config(questions: Sequence[Question]) -> str:
+    """A short label of a configuration for the candidates table, ``Q1 pass 0.9 fail 0.2; ...``."""
+    parts = []
+    for i, q in enumerate(questions, 1):
+        if q.kind is Kind.YES_NO:
+            parts.append(
+                f"Q{i} pass {q.pass_p:g}" + ("" if q.fail_p is None else f" fail {q.fail_p:g}")
+            )
+        elif q.kind is Kind.RUBRIC:
+            parts.append(f"Q{i} level>={q.pass_level} conf {q.confidence:g}")
+        else:
+            parts.append(f"Q{i} {'/'.join(q.pass_names) or '-'} conf {q.confidence:g}")
+    return "; ".join(parts)

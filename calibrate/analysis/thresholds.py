@@ -84,7 +84,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from calibrate.analysis import certify
+from calibrate.analysis import certify, fixed_paths
 from calibrate.analysis.learned_path import joint_path
 from calibrate.analysis.paths import Path, loosened, yes_no_paths
 from calibrate.analysis.stats import MIN_N
@@ -142,6 +142,9 @@ def search_share(n: int) -> float:
 PASS_SHARE = 0.85
 #: A labels-needed estimate beyond this many is "unattainable", not "insufficient".
 MAX_LABELS = 1_000_000
+#: One rubric or choice question: below this many labels only the fixed paths run (a split
+#: would leave too few labels to learn an order from or to certify it with).
+FIXED_ONLY_BELOW = 250
 #: Statuses of a step's search.
 STATUSES = ("ok", "insufficient_data", "unattainable")
 
@@ -175,8 +178,13 @@ class StepThresholds:
     status : {"ok", "insufficient_data", "unattainable"}
     alpha, delta, beta : float
     method : str
-        ``"fixed_sequence"`` (one yes/no question, all labels certify) or
-        ``"learned_path"`` (search part + certification part).
+        ``"fixed_sequence"`` (one yes/no question, all labels certify),
+        ``"fixed_paths"`` (one rubric or choice question under
+        :data:`FIXED_ONLY_BELOW` labels: a path per pass level, all labels
+        certify), ``"fixed_and_learned_paths"`` (the same at half of delta,
+        with a learned path at the other half; ``n_search`` is 0 when a fixed
+        path certified the suggestion) or ``"learned_path"`` (search part +
+        certification part).
     suggested : list of Question or None
         The certified configuration, or ``None``.
     current : list of Question
@@ -430,6 +438,7 @@ def find_thresholds(
     frames: list[pd.DataFrame] = []
     suggested: list[Question] | None = None
     n_search, n_cert = 0, data.n
+    fixed = not single and fixed_paths.applies(data, relearn_lists=relearn_lists)
     method = "fixed_sequence" if single else "learned_path"
     # One yes/no question: two paths, delta split between them (Bonferroni), most of it to the
     # passes. A joint path: one test of both rates at once (intersection-union), the full delta.
@@ -453,6 +462,31 @@ def find_thresholds(
                 b = loosened(fail_path, i_fail)
                 fail = None if b >= a else b
             suggested = [replace(data.questions[0], pass_p=a, fail_p=fail)]
+    elif data.n and fixed:
+        # One rubric or choice question: paths known before the labels, every label certifies.
+        # With enough labels a path learned on a split joins them at half of delta (union
+        # bound): it can step round a cluster of confident mistakes that a fixed path walks into.
+        union = data.n >= FIXED_ONLY_BELOW
+        method = "fixed_and_learned_paths" if union else "fixed_paths"
+        paths = fixed_paths.fixed_paths(data, delta=delta / 2 if union else delta)
+        d_pass = d_fail = paths[0].delta
+        runs = [(p, *p.run(alpha=alpha, beta=beta), data.n) for p in paths]
+        if union:
+            path, search, cert = joint_path(
+                data, alpha=alpha, delta=delta / 2, beta=beta, relearn_lists=relearn_lists,
+                search_fraction=search_fraction, seed=seed,
+            )  # fmt: skip
+            n_search, n_cert = search.size, cert.size
+            runs.append((path, *path.run(alpha=alpha, beta=beta), cert.size))
+        best, winner = -1.0, None
+        for k, (path, chosen, frame, n_on) in enumerate(runs):
+            frames.append(frame.assign(path=k))
+            # Shares, not counts: the learned path is counted on its certification part only.
+            if chosen is not None and (path.n_pass[chosen] + path.n_fail[chosen]) / n_on > best:
+                best, winner = (path.n_pass[chosen] + path.n_fail[chosen]) / n_on, k
+                suggested = path.configs[chosen]
+        if winner is not None and winner < len(paths):
+            n_search, n_cert = 0, data.n  # certified by a fixed path, on every label
     elif data.n:
         path, search, cert = joint_path(
             data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
@@ -483,8 +517,14 @@ def find_thresholds(
             rows = candidates[candidates["side"] == "pass"] if not candidates.empty else candidates
             needed = _needed(rows, alpha=alpha, beta=beta, delta_pass=d_pass, delta_fail=d_fail,
                              n_base=data.n, scale=1.0, sides=("pass",))  # fmt: skip
+        elif fixed:
+            # Read from the fixed paths, which count every label.
+            n_search, n_cert, cert_share = 0, data.n, 1.0
+            rows = candidates[candidates["path"] < len(paths)]
+            needed = _needed(rows, alpha=alpha, beta=beta, delta_pass=d_pass, delta_fail=d_fail,
+                             n_base=data.n, scale=1.0, sides=("pass", "fail"))  # fmt: skip
         else:
-            needed = _needed(candidates, alpha=alpha, beta=beta, delta_pass=delta, delta_fail=delta,
+            needed = _needed(candidates, alpha=alpha, beta=beta, delta_pass=d_pass, delta_fail=d_fail,
                              n_base=n_cert, scale=cert_share, sides=("pass", "fail"))  # fmt: skip
         # The classification reads only what grows with alpha (observed rates against the limits,
         # labels needed at the observed rates), so a looser limit never reads worse: ok never

@@ -278,11 +278,15 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
         f"{s.n_labeled} labeled (error verdicts and incomplete answers count as unsure); left out: "
         f"{left.get('other_models', 0)} of other models, {left.get('other_wording', 0)} with other questions"
     )
-    method = (
-        "fixed-sequence tests on all labels"
-        if s.method == "fixed_sequence"
-        else f"path learned on {s.n_search} labels, certified on {s.n_certify}"
-    )
+    method = {
+        "fixed_sequence": "fixed-sequence tests on all labels",
+        "fixed_paths": "paths fixed before the labels, tested on all of them",
+        "fixed_and_learned_paths": (
+            "paths fixed before the labels, tested on all of them, and a path learned on a split"
+            if s.n_search == 0
+            else f"path learned on {s.n_search} labels, certified on {s.n_certify}"
+        ),
+    }.get(s.method, f"path learned on {s.n_search} labels, certified on {s.n_certify}")
     out += _wrap(f"{_status_sentence(s)} [{method}]")
     if s.status == "ok":
         out += _wrap(f"expected: {_shares(s.expected)}")

@@ -1,0 +1,131 @@
+"""Paths known before any label is seen, for one rubric or one choice question.
+
+A single rubric question has two settings, the ``pass`` level and the
+``confidence``; a single choice question with its lists given has one, the
+``confidence``. For each pass level (or the given lists) the confidence
+threshold alone orders the candidates from strict (high) to loose (low), and
+that order depends on the answers and confidences only, never on the labels.
+So these paths need no learning split: every label certifies. The level is
+spread over the paths (Bonferroni, equal shares: the labels may not choose
+which path gets more), each path runs the fallback walk with both rates
+tested at once, and the candidate deciding the most among all certified ones
+is suggested. With probability at least ``1 - delta`` every certified
+candidate of every path is within both limits.
+
+Counts come from one sort and cumulative sums per path (the rule of
+:func:`calibrate.profile.decide`, written over sorted confidences; the tests
+replay every candidate through the rule itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from calibrate.analysis import certify
+from calibrate.analysis.paths import Path, describe_config
+from calibrate.analysis.step_data import StepData, can_fail
+from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
+
+
+def applies(data: StepData, *, relearn_lists: bool) -> bool:
+    """Whether the step's check is one rubric question, or one choice question with known lists."""
+    if len(data.questions) != 1:
+        return False
+    q = data.questions[0]
+    if q.kind is Kind.RUBRIC:
+        return True
+    return q.kind is Kind.CHOICE and data.known[0] and not relearn_lists
+
+
+def n_levels(data: StepData) -> int:
+    """Levels of the single rubric question: as declared, or as many as were answered."""
+    q, lv = data.questions[0], data.answer[0].astype(float)
+    top = int(np.nanmax(lv)) + 1 if np.isfinite(lv).any() else 2
+    return max(len(q.levels or ()), top, 2)
+
+
+def fixed_paths(data: StepData, *, delta: float) -> list[Path]:
+    """One path over the confidence threshold per pass level (rubric) or for the given lists (choice).
+
+    A rubric gets a path for every ``pass`` level from 0 (everything
+    confident passes) to the top level; each holds ``delta / K`` for ``K``
+    paths. Candidates are the confidence thresholds of
+    :data:`certify.GRID_SIZE` points from 1 down to 0.
+    """
+    q = data.questions[0]
+    conf = np.asarray(data.confidence[0], float)
+    usable = ~data.forced_unsure & ~np.isnan(conf)
+    if q.kind is Kind.RUBRIC:
+        k = n_levels(data)
+        level = np.asarray(data.answer[0], float)
+        with np.errstate(invalid="ignore"):
+            codes = [np.where(level >= L, PASS, FAIL) for L in range(k)]
+        texts = tuple(q.levels) if q.levels else tuple(f"level {i}" for i in range(k))
+        makers = [
+            lambda c, L=L: replace(q, pass_level=L, confidence=c, levels=texts) for L in range(k)
+        ]
+    else:
+        codes = [q.decide(np.asarray(data.answer[0], dtype=object))]  # before the confidence
+        makers = [lambda c: replace(q, confidence=c)]
+    share = delta / len(codes)
+    return [
+        _one_path(code, conf, usable, data, make, share)
+        for code, make in zip(codes, makers, strict=True)
+    ]
+
+
+def _one_path(
+    code: np.ndarray,
+    conf: np.ndarray,
+    usable: np.ndarray,
+    data: StepData,
+    make: Callable[[float], Question],
+    delta: float,
+) -> Path:
+    # The same grid for both sides, so candidate i of the pass counts is candidate i of the fail counts.
+    bad = ~data.acceptable
+    scores = {v: np.where(usable & (code == v), conf, np.nan) for v in (PASS, FAIL)}
+    grid = np.linspace(0.0, 1.0, certify.GRID_SIZE)
+    passed = certify.score_path(scores[PASS], bad, descending=True, grid=grid)
+    failed = certify.score_path(scores[FAIL], ~bad, descending=True, grid=grid)
+    decided = certify.score_path(
+        np.where(usable & (code != UNSURE), conf, np.nan), bad, descending=True, grid=grid
+    )
+    keep = _distinct(passed.n, failed.n)
+    thresholds = passed.threshold[keep]
+    below, above = decided.below[keep], decided.above[keep]
+    confidence = np.array([_loosest(t, b) for t, b in zip(thresholds, below, strict=True)])
+    configs = [[make(float(c))] for c in confidence]
+    return Path(
+        side="joint",
+        tests=("pass", "fail"),
+        n_pass=passed.n[keep],
+        false_pass=passed.errors[keep],
+        n_fail=failed.n[keep],
+        false_fail=failed.errors[keep],
+        never_fails=np.full(keep.size, not can_fail([make(0.5)])),
+        describe=[describe_config(cfg) for cfg in configs],
+        delta=delta,
+        configs=configs,
+        thresholds=thresholds,
+        below=below,
+        above=above,
+        n_total=data.n,
+    )
+
+
+def _distinct(n_pass: np.ndarray, n_fail: np.ndarray) -> np.ndarray:
+    # Grid points deciding the same submissions carry the same test: keep the first (strictest) of
+    # each run, so the path holds one candidate per distinct decision set.
+    change = np.r_[True, (np.diff(n_pass) != 0) | (np.diff(n_fail) != 0)]
+    return np.flatnonzero(change)
+
+
+def _loosest(t: float, below: float) -> float:
+    # Every threshold in (below, t] decides alike: write the shortest decimal there, as loose as it goes.
+    low = max(below, -1e-9)
+    out = certify.nice_threshold(low, t, prefer="low") if t > low else t
+    return float(min(max(out if out is not None else t, 0.0), 1.0))

@@ -1,0 +1,96 @@
+"""Label-free paths for one rubric or one choice question: counts, the rule, the choice among paths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibrate.analysis import fixed_paths as fp
+from calibrate.analysis import step_data as sd
+from calibrate.analysis import thresholds as th
+from calibrate.profile import Kind, Question, parse_check
+
+RUBRIC = Question(
+    "How complete is the screening?", Kind.RUBRIC, pass_level=2, confidence=0.8,
+    levels=("Neither list.", "One list.", "Both lists, terms stated."),
+)  # fmt: skip
+CHOICE = Question(
+    "What does the summary do?", Kind.CHOICE, pass_names=("states",), unsure_names=("unclear",),
+    confidence=0.8, one_of={"states": "States it.", "hedges": "Hedges.", "unclear": "Cannot tell."},
+)  # fmt: skip
+
+
+def _data(q: Question, answer: np.ndarray, conf: np.ndarray, ok: np.ndarray, forced: np.ndarray):
+    n = ok.size
+    return th.StepData("p", "s", "m", [q], [True], np.arange(n).astype(str), ok, [answer], [conf],
+                       forced)  # fmt: skip
+
+
+def _rubric(n: int, rng: np.random.Generator, *, missing: bool = True) -> th.StepData:
+    ok = rng.random(n) < 0.7
+    level = np.clip(np.round(np.where(ok, 1.6, 0.6) + rng.normal(0, 0.6, n)), 0, 2)
+    conf = np.round(rng.beta(5, 1.5, n), 2)  # ties, as real confidences have
+    forced = rng.random(n) < 0.05 if missing else np.zeros(n, bool)
+    if missing:
+        conf[rng.random(n) < 0.05] = np.nan
+        level[forced] = np.nan
+    return _data(RUBRIC, level, conf, ok, forced)
+
+
+def _choice(n: int, rng: np.random.Generator) -> th.StepData:
+    ok = rng.random(n) < 0.7
+    names = np.where(ok, "states", rng.choice(["hedges", "unclear", "states"], n)).astype(object)
+    names[rng.random(n) < 0.03] = None
+    conf = np.round(rng.beta(5, 1.5, n), 2)
+    return _data(CHOICE, names, conf, ok, np.zeros(n, bool))
+
+
+@pytest.mark.parametrize("make", [_rubric, _choice])
+def test_counts_are_the_rule_replayed(make):
+    data = make(400, np.random.default_rng(3))
+    paths = fp.fixed_paths(data, delta=0.1)
+    assert len(paths) == (3 if data.questions[0].kind is Kind.RUBRIC else 1)
+    for path in paths:
+        assert path.delta == pytest.approx(0.1 / len(paths))
+        assert (np.diff(path.n_pass) >= 0).all() and (np.diff(path.n_fail) >= 0).all()
+        for i, config in enumerate(path.configs):
+            r = sd.replay(config, data)
+            got = (path.n_pass[i], path.false_pass[i], path.n_fail[i], path.false_fail[i])
+            assert got == (r.n_pass, r.false_pass, r.n_fail, r.false_fail), config
+            assert path.never_fails[i] == (not sd.can_fail(config))
+
+
+def test_one_rubric_question_certifies_on_every_label():
+    data = _rubric(1500, np.random.default_rng(5), missing=False)
+    small = data.subset(np.arange(th.FIXED_ONLY_BELOW - 1))
+    # Pass from level 1: about 21% false passes and 17% false fails in this model.
+    res = th.find_thresholds(small, alpha=0.3, delta=0.1, beta=0.5)
+    assert res.method == "fixed_paths" and (res.n_search, res.n_certify) == (0, small.n)
+    assert res.status == "ok"
+    (q,) = res.suggested
+    assert q.levels == RUBRIC.levels and parse_check([q.to_check_item()]) == res.suggested
+    # The suggestion is the certified candidate deciding the most over all the paths.
+    cert = res.candidates[res.candidates["certified"]]
+    chosen = res.candidates[res.candidates["chosen"]]
+    decided = cert["n_pass"] + cert["n_fail"]
+    assert (chosen["n_pass"] + chosen["n_fail"]).max() == decided.max()
+    assert sorted(res.candidates["path"].unique()) == [0, 1, 2]
+    # Each path was walked at its share of delta.
+    assert res.candidates.groupby("path")["weight"].sum().max() <= 0.1 / 3 + 1e-12
+    # With more labels a learned path joins at half of delta, the fixed ones share the other half.
+    res = th.find_thresholds(data, alpha=0.25, delta=0.1, beta=0.3)
+    assert res.method == "fixed_and_learned_paths" and res.status == "ok"
+    weights = res.candidates.groupby("path")["weight"].sum()
+    assert sorted(weights.index) == [0, 1, 2, 3]
+    assert weights.iloc[:3].max() <= 0.05 / 3 + 1e-12 and weights.iloc[3] <= 0.05 + 1e-12
+    learned = res.candidates["path"] == 3
+    won = res.candidates.loc[res.candidates["chosen"], "path"].iloc[0]
+    assert (res.n_search > 0) == (won == 3) and learned.any()
+
+
+def test_choice_with_relearned_lists_keeps_the_learned_path():
+    data = _choice(600, np.random.default_rng(8))
+    res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3)
+    assert res.method == "fixed_and_learned_paths"
+    res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3, relearn_lists=True)
+    assert res.method == "learned_path" and res.n_search > 0
