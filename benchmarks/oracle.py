@@ -278,6 +278,43 @@ def oracle(sample: Sample, *, alpha: float, beta: float, blocks: list[Block] | N
     return _best_of_blocks(blocks, sample, alpha, beta)
 
 
+def attainable(sample: Sample, *, alpha: float, beta: float, n_labels: int, delta: float,
+               blocks: list[Block] | None = None) -> float:  # fmt: skip
+    """The most a single exact test on ``n_labels`` labels could certify: an upper reference.
+
+    Among the oracle's grid of configurations, those whose expected counts on
+    ``n_labels`` labels (passes ``n * share``, false passes at the true rate;
+    the same for fails) would pass one exact one-sided Clopper-Pearson test
+    at the full ``delta`` for both rates; the largest auto-pass among them.
+    No search can do better in a typical dataset without luck: it must test
+    more than one candidate (so at less than ``delta`` each) and its counts
+    scatter around these. A cell whose oracle lies above this value is out of
+    reach at that many labels, whatever the method.
+    """
+    if len(sample.questions) == 1 and sample.questions[0].kind is Kind.YES_NO:
+        # Every distinct answer as the pass threshold, nothing failed (fail: 0 is a check too).
+        values, inv = np.unique(sample.answer[0].astype(float), return_inverse=True)
+        n_pass = np.cumsum(np.bincount(inv, minlength=values.size)[::-1])[::-1].astype(float)
+        good_pass = np.cumsum(np.bincount(inv, sample.p_accept, values.size)[::-1])[::-1]
+        n_dec, good_dec = n_pass, good_pass
+    else:
+        if blocks is None:
+            blocks = oracle_blocks(sample, coarse=len(sample.questions) > 1)
+        w, q = np.ones(sample.n), sample.p_accept
+        n_pass, n_dec, good_pass, good_dec = (x.ravel() for x in contract(blocks, [w, q]))
+    n_fail = n_dec - n_pass
+    scale = n_labels / sample.n
+    m_p, m_f = n_pass * scale, n_fail * scale
+    k_p, k_f = (n_pass - good_pass) * scale, (good_dec - good_pass) * scale
+
+    def upper(k: np.ndarray, m: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(m > 0, stats.beta.ppf(1 - delta, k + 1, np.maximum(m - k, 1e-9)), 0.0)
+
+    ok = (n_pass > 0) & (upper(k_p, m_p) <= alpha) & ((m_f < 1e-9) | (upper(k_f, m_f) <= beta))
+    return float(n_pass[ok].max() / sample.n) if ok.any() else 0.0
+
+
 # --------------------------------------------------------------------------- the peer
 
 
