@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -69,7 +69,7 @@ from calibrate.analysis.drift import (  # noqa: F401 - re-exported
     one_sided_increase,
 )
 from calibrate.analysis.monitor import MonitorReport, monitor_store
-from calibrate.analysis.rate import Rate
+from calibrate.analysis.rate import Rate, limit_pct, pct_against
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import (
     MIN_N,
@@ -1166,7 +1166,10 @@ def _criteria(
             # A rate over a handful of checks is noise: wait rather than refuse.
             "NO" if error.n >= MIN_N else "NOT_YET",
             "share of error verdicts (the evaluator did not answer)",
-            error.text(),
+            # Above its limit, the rate's digits keep "above the limit" true in print.
+            error.text_against(opts.max_error_rate, ">")
+            if error.n and error.rate > opts.max_error_rate
+            else error.text(),
         )
     )
     out.append(
@@ -1177,7 +1180,10 @@ def _criteria(
             truncation.n > 0 and truncation.rate <= opts.max_truncation_rate,
             "NO" if truncation.n >= MIN_N else "NOT_YET",
             "share of checks with truncated run data",
-            truncation.text(),
+            # Above its limit, the rate's digits keep "above the limit" true in print.
+            truncation.text_against(opts.max_truncation_rate, ">")
+            if truncation.n and truncation.rate > opts.max_truncation_rate
+            else truncation.text(),
         )
     )
     return out
@@ -1268,48 +1274,22 @@ def _decide(
             )
     n_lab = next(c.value for c in criteria if c.name == "labeled_submissions")
     if poor and names & {"false_pass_upper", "false_fail_upper", "coverage"}:
-        problems = []
-        if tv.status == "unattainable":
-            problems.append("the threshold search finds no thresholds that meet the limits")
-        if best_cov is not None:
-            problems.append(
-                f"of all thresholds searched, those whose observed error rates meet the limits "
-                f"decide at most {best_cov:.0%} alone (< {opts.min_coverage:.0%})"
-            )
-        if point:
-            where = _SOURCE_WORDS.get(point.get("source"), "today's")
-            fp, ff = point["false_pass"], point["false_fail"]
-            if fp["n"] and fp["rate"] is not None and fp["rate"] >= opts.alpha:
-                problems.append(
-                    f"under {where} thresholds false passes are {Rate(fp['k'], fp['n']).text()}, "
-                    f"at or above {opts.alpha:.0%} already"
-                )
-            if ff["n"] and ff["rate"] is not None and ff["rate"] >= opts.beta:
-                problems.append(
-                    f"under {where} thresholds false fails are {Rate(ff['k'], ff['n']).text()}, "
-                    f"at or above {opts.beta:.0%} already"
-                )
-            if point["coverage"] < opts.min_coverage:
-                problems.append(
-                    f"under {where} thresholds it would decide only {point['coverage']:.0%} alone "
-                    f"(< {opts.min_coverage:.0%})"
-                )
-        reasons.append(
-            f"Even with {n_lab} labels the check cannot meet the limits with useful coverage"
-            + (": " + "; ".join(problems) if problems else "")
-            + ". Rewrite the questions that drive the disagreements."
-        )
+        reasons.append(_poor_reason(n_lab, tv=tv, point=point, opts=opts, best_cov=best_cov))
     elif "coverage" in names:
         cov = next(c for c in criteria if c.name == "coverage")
-        reasons.append(
-            f"The check would decide only {_pct(cov.value)} of submissions alone "
-            f"(< {opts.min_coverage:.0%}): it saves little; sharpen the questions so fewer "
-            "answers are unsure."
-        )
+        if cov.value is None:
+            reasons.append(f"Coverage cannot be measured ({cov.detail}).")
+        else:
+            v, lim = pct_against(cov.value, opts.min_coverage, "<")
+            reasons.append(
+                f"The check would decide only {v} of submissions alone (< {lim}): it saves "
+                "little; sharpen the questions so fewer answers are unsure."
+            )
     for c in hard:
         if c.name in ("error_rate", "truncation_rate"):
             reasons.append(
-                f"{c.label[0].upper()}{c.label[1:]} is {c.detail}, above the limit {c.limit:.0%}."
+                f"{c.label[0].upper()}{c.label[1:]} is {c.detail}, above the limit "
+                f"{limit_pct(c.limit)}."
             )
     if hard:
         return "NO", reasons
@@ -1321,7 +1301,11 @@ def _decide(
             elif c.name in ("false_pass_upper", "false_fail_upper") and tv.status == "ok":
                 limit = opts.alpha if c.name == "false_pass_upper" else opts.beta
                 what = "false-pass" if c.name == "false_pass_upper" else "false-fail"
-                reasons.append(f"The certified {what} bound is {_pct(c.value)}, above {limit:.0%}.")
+                if c.value is None:
+                    reasons.append(f"No certified {what} bound.")
+                else:
+                    v, lim = pct_against(c.value, limit, ">")
+                    reasons.append(f"The certified {what} bound is {v}, above {lim}.")
             elif c.name == "coverage":
                 reasons.append(f"Coverage cannot be measured yet ({c.detail}).")
             elif c.name in ("error_rate", "truncation_rate"):
@@ -1335,21 +1319,16 @@ def _decide(
         if bounds and tv.status != "ok":
             best = " and ".join(
                 f"{_pct(c.value)} on false {'passes' if c.name == 'false_pass_upper' else 'fails'} "
-                f"(limit {c.limit:.0%})"
+                f"(limit {limit_pct(c.limit)})"
                 for c in bounds
             )
             reasons.append(
                 f"Nothing can be certified yet ({tv.status.replace('_', ' ')}): the best bounds a "
                 f"single candidate reaches are {best}."
             )
-        if point and point["false_pass"]["n"]:
-            fp = point["false_pass"]
-            direction = "points the right way" if right_way else "does not point the right way yet"
-            where = _SOURCE_WORDS.get(point.get("source"), "today's")
-            reasons.append(
-                f"So far the evidence {direction}: under {where} thresholds false passes are "
-                f"{Rate(fp['k'], fp['n']).text()}."
-            )
+        evidence = _evidence_reason(point, opts=opts, best_cov=best_cov, right_way=right_way)
+        if evidence:
+            reasons.append(evidence)
         return "NOT_YET", reasons
     fp = next(c for c in criteria if c.name == "false_pass_upper")
     cov = next(c for c in criteria if c.name == "coverage")
@@ -1362,6 +1341,75 @@ def _decide(
         "No drift between the earlier and the recent half; one evaluator model; errors and truncations within limits."
     )
     return "READY", reasons
+
+
+def _poor_reason(
+    n_lab: Any, *, tv: ThresholdView, point: dict[str, Any] | None, opts: ReadinessOptions,
+    best_cov: float | None,
+) -> str:  # fmt: skip
+    """Why more labels would not help: each figure with the comparison it meets."""
+    problems = []
+    if tv.status == "unattainable":
+        problems.append(
+            "every candidate the threshold search measured is measurably outside the limits"
+        )
+    if best_cov is not None and best_cov < opts.min_coverage:
+        v, lim = pct_against(best_cov, opts.min_coverage, "<", digits=0)
+        problems.append(
+            f"of all thresholds searched, those whose observed error rates meet the limits "
+            f"decide at most {v} alone (< {lim})"
+        )
+    if point:
+        where = _SOURCE_WORDS.get(point.get("source"), "today's")
+        for key, limit, what in (
+            ("false_pass", opts.alpha, "passes"),
+            ("false_fail", opts.beta, "fails"),
+        ):
+            r = point[key]
+            if r["n"] and r["rate"] is not None and r["rate"] >= limit:
+                problems.append(
+                    f"under {where} thresholds false {what} are "
+                    f"{Rate(r['k'], r['n']).text_against(limit, '>=')}, "
+                    f"at or above {limit_pct(limit)} already"
+                )
+        if point["coverage"] < opts.min_coverage:
+            v, lim = pct_against(point["coverage"], opts.min_coverage, "<", digits=0)
+            problems.append(f"under {where} thresholds it would decide only {v} alone (< {lim})")
+    return (
+        f"Even with {n_lab} labels the check cannot meet the limits with useful coverage"
+        + (": " + "; ".join(problems) if problems else "")
+        + ". Rewrite the questions that drive the disagreements."
+    )
+
+
+def _evidence_reason(
+    point: dict[str, Any] | None, *, opts: ReadinessOptions, best_cov: float | None,
+    right_way: bool,
+) -> str | None:  # fmt: skip
+    """Whether the evidence so far points the right way, with the figure that says so."""
+    if best_cov is not None:
+        op = ">=" if right_way else "<"
+        v, lim = pct_against(best_cov, opts.min_coverage, op, digits=0)
+        direction = "points the right way" if right_way else "does not point the right way yet"
+        return (
+            f"So far the evidence {direction}: thresholds the search tried whose observed error "
+            f"rates meet the limits decide up to {v} alone ({op} {lim})."
+        )
+    if not point or not point["false_pass"]["n"]:
+        return None
+    fp = point["false_pass"]
+    where = _SOURCE_WORDS.get(point.get("source"), "today's")
+    rate = Rate(fp["k"], fp["n"])
+    if right_way:
+        # _points_right_way: the observed rate is below alpha (and the rest within its limits).
+        return (
+            f"So far the evidence points the right way: under {where} thresholds false passes "
+            f"are {rate.text_against(opts.alpha, '<')}, below {limit_pct(opts.alpha)}."
+        )
+    return (
+        f"So far the evidence does not point the right way yet: under {where} thresholds false "
+        f"passes are {rate.text()}."
+    )
 
 
 def _needed_text(needed: int, days: float | None) -> str:
@@ -1528,10 +1576,7 @@ def assess_store(
         Steps sorted READY first, then by hours of review saved.
     """
     from calibrate.analysis.calibration import calibrate_answers
-    from calibrate.analysis.step_data import read_columns, share_check_codes, store_step_answers
-    from calibrate.dataset import Filters, left_out_count, process_questions, question_settings
-    from calibrate.dataset import answers as read_answers
-    from calibrate.dataset import limits as read_limits
+    from calibrate.dataset import Filters, left_out_count, question_settings
 
     opts = options or ReadinessOptions()
     levels = {
@@ -1545,15 +1590,81 @@ def assess_store(
         ).fetchone()
         store = (row[0] if row else None) or ":memory:"
     filters = filters or Filters()
+    settings = question_settings(con)
+    steps: list[StepReadiness] = []
+    notes: list[str] = []
+    for inp in read_step_inputs(con, filters):
+        tv = search_thresholds(inp.subs_current, inp.answers_current, questions=inp.questions,
+                               options=opts, limits=inp.limits)  # fmt: skip
+        calib = (
+            calibrate_answers(inp.answers_current, n_boot=n_boot, settings=settings)
+            if inp.answers_current["label"].notna().any()
+            else []
+        )
+        steps.append(
+            assess_step(
+                inp.subs,
+                inp.answers,
+                thresholds=tv,
+                questions=inp.questions,
+                options=opts,
+                has_approve_step=inp.has_approve_step,
+                calibration=calib,
+            )  # fmt: skip
+        )
+        # Escalations decided after the switch: not a sample of the check, left out and counted.
+        steps[-1].left_out["escalations_after_switch"] = left_out_count(
+            con, replace(filters, process=inp.process, step=inp.step)
+        )
+        if tv.note:
+            notes.append(f"{inp.process}/{inp.step}: {tv.note}")
+    steps.sort(key=lambda r: r.sort_key)
+    stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    since = monitor_store(
+        con, process=filters.process, step=filters.step, alpha=opts.alpha, beta=opts.beta,
+        delta=opts.delta, plan_weeks=opts.audit_weeks,
+    )  # fmt: skip
+    return ReadinessReport(
+        stamp, store, opts, _filters_dict(filters), steps, notes, since_switch=since
+    )
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """What :func:`assess_store` reads for one checked step, before any limit is applied.
+
+    ``subs`` and ``answers`` hold the step's checks and answers (every model;
+    answers of the current model only); ``subs_current`` and
+    ``answers_current`` the current model and wording, which the threshold
+    search reads. Rerunning :func:`search_thresholds` and :func:`assess_step`
+    on these at other limits gives the report's decision at those limits.
+    """
+
+    process: str
+    step: str
+    subs: pd.DataFrame
+    answers: pd.DataFrame
+    subs_current: pd.DataFrame
+    answers_current: pd.DataFrame
+    questions: list[Question]
+    has_approve_step: bool
+    limits: Any
+
+
+def read_step_inputs(con: Any, filters: Any = None) -> Iterator[StepInputs]:
+    """The inputs of each checked step in a store, one step at a time (see :class:`StepInputs`)."""
+    from calibrate.analysis.step_data import read_columns, share_check_codes, store_step_answers
+    from calibrate.dataset import Filters, process_questions
+    from calibrate.dataset import answers as read_answers
+    from calibrate.dataset import limits as read_limits
+
+    filters = filters or Filters()
     # Only the columns the assessment reads, text as categoricals, and the answers one step at
     # a time: every column of every answer as Python objects took 8 GiB at a million runs.
     subs = read_columns(con, "labeled", REPORT_CHECK_COLUMNS, filters)
     questions = process_questions(con)
-    settings = question_settings(con)
     server_limits = read_limits(con)
     approvals = approve_steps(con)
-    steps: list[StepReadiness] = []
-    notes: list[str] = []
     for (process, step), s in subs.groupby(
         ["process", "step"], sort=True, dropna=False, observed=True
     ):
@@ -1572,38 +1683,8 @@ def assess_store(
         keep = current_wording(s_cur, a_cur, qs)
         s_cur = s_cur[keep.to_numpy(dtype=bool)]
         a_cur = a_cur[isin(a_cur["check_id"], s_cur["check_id"])]
-        tv = search_thresholds(s_cur, a_cur, questions=qs, options=opts, limits=server_limits)
-        calib = (
-            calibrate_answers(a_cur, n_boot=n_boot, settings=settings)
-            if a_cur["label"].notna().any()
-            else []
-        )
-        steps.append(
-            assess_step(
-                s,
-                a,
-                thresholds=tv,
-                questions=qs,
-                options=opts,
-                has_approve_step=(str(process), str(step)) in approvals,
-                calibration=calib,
-            )  # fmt: skip
-        )
-        # Escalations decided after the switch: not a sample of the check, left out and counted.
-        steps[-1].left_out["escalations_after_switch"] = left_out_count(
-            con, replace(filters, process=process, step=step)
-        )
-        if tv.note:
-            notes.append(f"{process}/{step}: {tv.note}")
-    steps.sort(key=lambda r: r.sort_key)
-    stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    since = monitor_store(
-        con, process=filters.process, step=filters.step, alpha=opts.alpha, beta=opts.beta,
-        delta=opts.delta, plan_weeks=opts.audit_weeks,
-    )  # fmt: skip
-    return ReadinessReport(
-        stamp, store, opts, _filters_dict(filters), steps, notes, since_switch=since
-    )
+        yield StepInputs(str(process), str(step), s, a, s_cur, a_cur, list(qs),
+                         (str(process), str(step)) in approvals, server_limits)  # fmt: skip
 
 
 def search_thresholds(

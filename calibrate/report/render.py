@@ -36,6 +36,7 @@ from markupsafe import Markup
 
 from calibrate.analysis.audit import SequentialAuditPlan
 from calibrate.analysis.displays import WeeklyDisplay  # noqa: F401 - re-exported
+from calibrate.analysis.rate import limit_pct
 from calibrate.analysis.readiness import (
     DECISIONS,
     AuditPlan,
@@ -550,10 +551,11 @@ def report_view(report: ReadinessReport, figures: Mapping[str, dict[str, bytes]]
         "store": report.store,
         "options": opts.to_dict(),
         "filters": {k: v for k, v in report.filters.items() if v not in (None, False)},
-        "alpha": pct(opts.alpha, 0),
-        "beta": pct(opts.beta, 0),
-        "confidence": pct(1 - opts.delta, 0),
-        "min_coverage": pct(opts.min_coverage, 0),
+        # Limits are settings: printed with their own digits (7.5%, not 8%).
+        "alpha": Md(limit_pct(opts.alpha)),
+        "beta": Md(limit_pct(opts.beta)),
+        "confidence": Md(limit_pct(1 - opts.delta)),
+        "min_coverage": Md(limit_pct(opts.min_coverage)),
         "minutes": Md(f"{opts.minutes_per_review:g}"),
         "counts": {DECISION_WORDS[k]: v for k, v in counts.items()},
         "steps": steps,
