@@ -453,6 +453,28 @@ def test_relearned_lists_are_a_valid_choice_question():
     assert not set(q.pass_names) & set(q.unsure_names)
 
 
+@pytest.mark.parametrize("relearn", [False, True])
+def test_never_failing_candidates_are_those_the_rule_never_fails(relearn):
+    data = three_questions(600, np.random.default_rng(9))
+    _, _, layout, _ = lp._prepared(data, search_fraction=0.5, seed=0, relearn_lists=relearn)
+    rng = np.random.default_rng(1)
+    keys = [tuple(int(rng.integers(len(b.options))) for b in layout.blocks) for _ in range(400)]
+    # Options that fail nothing, so that both answers occur.
+    keys += [tuple(0 for _ in layout.blocks)]
+    got = lp._never_fail(data, layout, keys)
+    want = [not sd.can_fail(lp._config(data, layout, k)) for k in keys]
+    assert got.tolist() == want
+
+
+def test_learned_path_keeps_only_candidates_its_certification_part_can_test():
+    data = three_questions(300, np.random.default_rng(12))
+    res = th.find_thresholds(data, alpha=0.15, delta=DELTA, beta=0.3)
+    c = res.candidates
+    need_p = certify.min_count(0.15, DELTA)
+    # Predicted from the search part, so a few may fall short on the certification part.
+    assert (c["n_pass"] >= need_p // 2).all()
+
+
 def test_chance_answers_on_three_questions_are_unattainable():
     data = three_questions(2000, np.random.default_rng(3), chance=True)
     res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)

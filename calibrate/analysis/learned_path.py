@@ -372,6 +372,27 @@ class _Cells:
         return cls(blocks, bad[first], forced[first], count)
 
 
+def _never_fail(data: StepData, layout: _Layout, keys: Sequence[tuple[int, ...]]) -> np.ndarray:
+    """Per candidate: whether no submission could get ``fail`` (as :func:`can_fail`, by option)."""
+    out = np.ones(len(keys), bool)
+    if not keys:
+        return out
+    idx = np.asarray(keys, dtype=np.intp).reshape(len(keys), -1)
+    for j, block in enumerate(layout.blocks):
+        q = data.questions[block.q]
+        if q.kind is Kind.YES_NO:
+            # Fails below min(pass, fail); never when that is -inf or when pass is -inf.
+            opt = [min(o["pass"], o["fail"]) == -np.inf for o in block.options]
+        elif q.kind is Kind.RUBRIC:
+            opt = [o["level"] <= 0 for o in block.options]
+        elif block.q in layout.relearn:
+            opt = [min(o["rank_fail"], o["rank"]) <= 0 for o in block.options]
+        else:
+            opt = [not can_fail([q])] * len(block.options)
+        out &= np.asarray(opt, bool)[idx[:, j]]
+    return out
+
+
 def _prepared(
     data: StepData, *, search_fraction: float, seed: int, relearn_lists: bool
 ) -> tuple[np.ndarray, np.ndarray, _Layout, _Cells]:
@@ -418,13 +439,16 @@ def joint_path(
     found: dict[tuple[int, ...], None] = {}
     # Option 0 of every question passes everything and fails nothing.
     loosest = [0] * len(cells.blocks)
-    for w_fail in _FAIL_WEIGHTS if beta < 1.0 else (0.0,):
+    # w_fail = None: a fail costs one row instead of earning one, so the ascent avoids fails where
+    # it can (a check that never fails needs no false-fail test, which few labels cannot pass).
+    for w_fail in [*_FAIL_WEIGHTS, None] if beta < 1.0 else (0.0,):
         choice = list(loosest)
         for w_pass in _WEIGHTS:
             # What a search row is worth, times the rows of its cell.
+            fail_value = -np.ones(bad.size) if w_fail is None else 1.0 + w_fail * (b - ~bad)
             values = (
                 (1.0 + w_pass * (alpha - bad)).astype(np.float32) * count,
-                (1.0 + w_fail * (b - ~bad)).astype(np.float32) * count,
+                fail_value.astype(np.float32) * count,
             )
             choice = _ascend(cells.blocks, values, forced, choice)
             found.setdefault(tuple(choice), None)
@@ -437,10 +461,20 @@ def joint_path(
         if beta < 1.0:
             risk = np.maximum(risk, np.nan_to_num(e_f / n_f) / beta)
     coverage = n_p + n_f
+    # Keep only candidates the certification part could test: as many passes, and fails unless
+    # the candidate never fails, as an exact test needs, at the counts the search part predicts.
+    # A path of untestable candidates certifies nothing, whatever their observed risk.
+    scale = cert.size / max(search.size, 1)
+    testable = n_p * scale >= certify.min_count(alpha, delta)
+    if beta < 1.0:
+        can = n_f * scale >= certify.min_count(b, delta)
+        testable &= can | _never_fail(data, layout, keys)
+    if not testable.any():
+        testable[:] = True  # nothing testable: keep the full front (status says why)
     order = np.lexsort((-coverage, risk))
     front, best_cov = [], -1
     for k in order:
-        if coverage[k] > best_cov:
+        if testable[k] and coverage[k] > best_cov:
             front.append(k)
             best_cov = coverage[k]
     configs = [_config(data, layout, keys[k]) for k in front]
