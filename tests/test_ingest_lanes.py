@@ -16,6 +16,7 @@ import duckdb
 import pytest
 
 import calibrate.ingest as ing
+import calibrate.ingest.tables as tables
 from calibrate.store import connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -359,3 +360,42 @@ def test_newer_versions_of_files_replace_the_same_rows_both_ways(tmp_path, monke
     diff = _differences(tmp_path, [path, table], monkeypatch, versions=versions)
     _assert_same(diff)
     assert diff["withdrawn"][0] > 100 and diff["holds"][0] == 0
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        [],
+        [
+            ["r9", "p", "s", "1", "approved", "ana", "", ""],
+            [" ", " ", "", "", "", "", "", "\t"],
+        ],  # blank row
+        [["r9", "p", "s", "1", "approved"]],  # ragged row
+        [["r9", "p", "s", "1", "approved", "ana", "", "a, b"]],  # a quoted cell
+    ],
+)
+def test_a_plain_decision_table_is_read_by_duckdb_and_loads_the_same(tmp_path, monkeypatch, extra):
+    """DuckDB's CSV reader takes only plain tables; any other shape is left to Python's reader."""
+    rows = [
+        ["run", "process", "step", "attempt", "decision", "by", "at", "note"],
+        ["r1", "p", "s", "1", " Approved ", "ana", "2026-08-03T00:00:00Z", "  spaced  "],
+        ["r2", "p", "s", "1.0", "rejected", "", "", "=cmd()"],
+        ["r3", "p", "s", "x", "approved", "ana", "", ""],
+        ["r4", "", "s", "1", "maybe", "ana", "soon", ""],
+        ["r5", "p", "s", "2", "approved", "ana", "2026-08-03", ""],
+    ] + extra
+    path = tmp_path / "decisions.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    taken = []
+    direct = tables._stage_decision_table_directly
+
+    def spy(*args, **kwargs):
+        taken.append(direct(*args, **kwargs))
+        return taken[-1]
+
+    monkeypatch.setattr(tables, "_stage_decision_table_directly", spy)
+    diff = _differences(tmp_path, [path], monkeypatch)
+    _assert_same(diff)
+    assert taken == [not extra]
+    assert diff["decisions"][0] == 3 + sum(len(r) == 8 and r[0] == "r9" for r in extra)

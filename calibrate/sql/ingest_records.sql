@@ -511,10 +511,18 @@ SELECT check_id, run_id, process_name, version_text, step, attempt_raw, verdict,
 FROM s_new_check;
 
 -- name: insert_answers
+-- A question's id is an md5 per distinct (process, step, ask), not per answer: a file asks few questions.
 INSERT INTO answers
-SELECT n.check_id, q.position, md5(concat_ws(chr(31), coalesce(n.process_name, ''), n.step, q.ask)),
-       q.ask, q.kind, q.p, q.name, q.level, q.confidence, q.result
-FROM s_new_check n JOIN s_staged_answers q USING (rec, path);
+WITH a AS (
+    SELECT n.check_id, coalesce(n.process_name, '') AS process_key, n.step, q.position,
+           q.ask, q.kind, q.p, q.name, q.level, q.confidence, q.result
+    FROM s_new_check n JOIN s_staged_answers q USING (rec, path)
+), ids AS (
+    SELECT process_key, step, ask, md5(concat_ws(chr(31), process_key, step, ask)) AS question_id
+    FROM (SELECT DISTINCT process_key, step, ask FROM a)
+)
+SELECT a.check_id, a.position, ids.question_id, a.ask, a.kind, a.p, a.name, a.level, a.confidence, a.result
+FROM a JOIN ids USING (process_key, step, ask);
 
 -- name: insert_runs
 INSERT INTO runs
