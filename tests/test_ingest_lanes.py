@@ -374,7 +374,10 @@ def test_newer_versions_of_files_replace_the_same_rows_both_ways(tmp_path, monke
         [["r9", "p", "s", "1", "approved", "ana", "", "a, b"]],  # a quoted cell
     ],
 )
-def test_a_plain_decision_table_is_read_by_duckdb_and_loads_the_same(tmp_path, monkeypatch, extra):
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])  # Python's csv module writes CRLF
+def test_a_plain_decision_table_is_read_by_duckdb_and_loads_the_same(
+    tmp_path, monkeypatch, extra, ending
+):
     """DuckDB's CSV reader takes only plain tables; any other shape is left to Python's reader."""
     rows = [
         ["run", "process", "step", "attempt", "decision", "by", "at", "note"],
@@ -386,7 +389,7 @@ def test_a_plain_decision_table_is_read_by_duckdb_and_loads_the_same(tmp_path, m
     ] + extra
     path = tmp_path / "decisions.csv"
     with open(path, "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh, lineterminator="\n").writerows(rows)
+        csv.writer(fh, lineterminator=ending).writerows(rows)
     taken = []
     direct = tables._stage_decision_table_directly
 

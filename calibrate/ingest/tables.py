@@ -174,15 +174,20 @@ def _stage_decision_table_directly(
     """Read a plain decision table with DuckDB's reader instead of Python's; False: not taken.
 
     Taken only where both readers must give the same rows: UTF-8 without a byte
-    order mark, no quote and no carriage return anywhere (so a row is a line and
-    a cell is the text between delimiters), a header on the first line naming
+    order mark, no quote, and a carriage return only before every newline (so a
+    row is a line and a cell is the text between delimiters), a header on the first line naming
     only :data:`DECISION_COLUMNS` (``decision`` among them), no line longer than
     ``max_line_bytes``, and every line after the header a row of as many cells
     as the header names, not all blank. Anything else (a ragged, blank or
     undecodable row) leaves the file to the Python reader, which says why.
     """
-    if data[:3] == b"\xef\xbb\xbf" or data[:2] in UTF16_BOMS or b'"' in data or b"\r" in data:
+    if data[:3] == b"\xef\xbb\xbf" or data[:2] in UTF16_BOMS or b'"' in data:
         return False
+    n_cr = data.count(b"\r")
+    if n_cr and (n_cr != data.count(b"\r\n") or n_cr < data.count(b"\n")):
+        return (
+            False  # a carriage return only as every line's end (Python's csv module writes those)
+        )
     end = data.find(b"\n")
     if end <= 0:
         return False
@@ -219,7 +224,7 @@ def _stage_decision_table_directly(
         con.execute(
             f"""CREATE OR REPLACE TEMP TABLE csv_direct AS
                 SELECT row_number() OVER () + 1 AS rec, * FROM read_csv(?, delim = ?, header = true,
-                    auto_detect = false, strict_mode = true, new_line = '\\n', columns = {spec})""",  # noqa: S608 - c0, c1, ...
+                    auto_detect = false, strict_mode = true, columns = {spec})""",  # noqa: S608 - c0, c1, ...
             [str(path), delimiter],
         )
         blank_or_missing = con.execute(
