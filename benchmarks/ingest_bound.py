@@ -1,4 +1,4 @@
-"""How close can any load into the store's normalised tables come to the floor?
+"""How fast today's typed-lane statements can load the normalised tables, doing nothing else.
 
 Usage::
 
@@ -9,14 +9,20 @@ Measures, in one run and on the same cached export, interleaved:
 1. **floor**: the benchmark's floor step (DuckDB ``read_json`` of ``runs.jsonl``
    with ``steps`` as JSON, plus ``read_csv`` of the decision table, into a
    fresh file);
-2. **bare load**: the least any load into calibrate's schema must do: the typed
-   read that ``calibrate ingest`` uses (the same SQL), one row per step, one per
-   verdict (approve steps' checks and history entries), their answers, the runs
-   and the approve-step decisions, with md5 keys, inserted into a fresh store
-   and committed. It does **no** validation, no settling of duplicate keys, no
-   quarantine, and skips escalations, handoff checks and the decision table:
-   an optimistic bound, so its ratio to the floor is a floor for
-   ``calibrate ingest``'s ratio with this store layout.
+2. **bare load**: today's typed read (the same SQL as ``calibrate ingest``:
+   every leaf as JSON, into a temp table of whole run documents), then one row
+   per step, one per verdict (approve steps' checks and history entries), their
+   answers, the runs and the approve-step decisions, with md5 keys, inserted
+   into a fresh store and committed. No validation, no settling of duplicate
+   keys, no quarantine; escalations, handoff checks and the decision table are
+   skipped.
+
+What it bounds: ``calibrate ingest`` **as built from these statements** (a
+temp table of whole documents, then wide staging tables). It is **not** a
+bound on the store's layout: issue 16 measured a typed read with native leaf
+types plus four ``CREATE TABLE ... AS SELECT ... unnest(...)`` statements at
+1.4× the floor, and the third round's conclusion that the layout caps ingest
+at 2.9× the floor does not hold (reports/benchmarks.md, fourth round).
 
 Prints the median wall time of each and their ratio. Each repeat runs in this
 process, one after the other (no child processes: the point is the ratio, and
