@@ -280,16 +280,17 @@ def oracle(sample: Sample, *, alpha: float, beta: float, blocks: list[Block] | N
 
 def attainable(sample: Sample, *, alpha: float, beta: float, n_labels: int, delta: float,
                blocks: list[Block] | None = None) -> float:  # fmt: skip
-    """The most a single exact test on ``n_labels`` labels could certify: an upper reference.
+    """What a single exact test on ``n_labels`` labels typically certifies: a reach, not a bound.
 
     Among the oracle's grid of configurations, those whose expected counts on
     ``n_labels`` labels (passes ``n * share``, false passes at the true rate;
     the same for fails) would pass one exact one-sided Clopper-Pearson test
     at the full ``delta`` for both rates; the largest auto-pass among them.
-    No search can do better in a typical dataset without luck: it must test
-    more than one candidate (so at less than ``delta`` each) and its counts
-    scatter around these. A cell whose oracle lies above this value is out of
-    reach at that many labels, whatever the method.
+    A search tests many candidates at less than ``delta`` each, so it
+    usually certifies less; in a lucky dataset (counts below expectation) it
+    can certify more, and so can a grid finer than the oracle's coarse one
+    for several questions. Where the oracle lies far above this value, the
+    labels rather than the method are what limit a typical dataset.
     """
     if len(sample.questions) == 1 and sample.questions[0].kind is Kind.YES_NO:
         # Every distinct answer as the pass threshold, nothing failed (fail: 0 is a check too).

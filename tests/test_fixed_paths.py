@@ -94,3 +94,31 @@ def test_choice_with_relearned_lists_keeps_the_learned_path():
     assert res.method == "fixed_and_learned_paths"
     res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3, relearn_lists=True)
     assert res.method == "learned_path" and res.n_search > 0
+
+
+def test_an_undeclared_choice_answer_fails_and_is_tested():
+    # Every declared name passes or is unsure, yet the evaluator also answers a name outside
+    # one_of, which fails under check-1: the fail side must be tested, not taken as empty.
+    q = Question("Which?", Kind.CHOICE, pass_names=("good",), unsure_names=("meh",),
+                 confidence=0.5, one_of={"good": "Good.", "meh": "Meh."})  # fmt: skip
+    rng = np.random.default_rng(4)
+    n = 200
+    ok = rng.random(n) < 0.7
+    names = np.where(rng.random(n) < 0.3, "other", np.where(ok, "good", "meh")).astype(object)
+    data = _data(q, names, rng.uniform(0.6, 1.0, n), ok, np.zeros(n, bool))
+    res = th.find_thresholds(data, alpha=0.15, delta=0.1, beta=0.1)
+    if res.status == "ok":
+        r = sd.replay(res.suggested, data)
+        assert r.n_fail == 0 or res.certified["false_fail_upper"] == 0.1
+        assert r.false_fail / max(r.n_fail, 1) <= 0.1 + 0.1  # 67 of 72 before the fix
+    for path in fp.fixed_paths(data, delta=0.1):
+        assert not path.never_fails[path.n_fail > 0].any()
+
+
+def test_rubric_paths_stop_at_the_declared_levels():
+    data = _rubric(300, np.random.default_rng(6), missing=False)
+    data.answer[0][:5] = 3.0  # above the three declared levels
+    paths = fp.fixed_paths(data, delta=0.1)
+    assert len(paths) == len(RUBRIC.levels)
+    for path in paths:
+        assert parse_check([path.configs[-1][0].to_check_item()]) == path.configs[-1]

@@ -43,8 +43,10 @@ def applies(data: StepData, *, relearn_lists: bool) -> bool:
 def n_levels(data: StepData) -> int:
     """Levels of the single rubric question: as declared, or as many as were answered."""
     q, lv = data.questions[0], data.answer[0].astype(float)
+    if q.levels:
+        return len(q.levels)  # a pass level the process file cannot hold is no candidate
     top = int(np.nanmax(lv)) + 1 if np.isfinite(lv).any() else 2
-    return max(len(q.levels or ()), top, 2)
+    return max(top, 2)
 
 
 def fixed_paths(data: StepData, *, delta: float) -> list[Path]:

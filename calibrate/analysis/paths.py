@@ -46,6 +46,11 @@ class Path:
     above: np.ndarray | None = None
     n_total: int = 0
 
+    def __post_init__(self) -> None:
+        # A check the rule says never fails, yet fails labeled rows (a choice answer outside its
+        # declared names fails under check-1), is tested on its fails like any other.
+        self.never_fails = np.asarray(self.never_fails, bool) & (np.asarray(self.n_fail) == 0)
+
     def pvalues(self, *, alpha: float, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Exact p-values: for false passes, for false fails, and the one tested (their max)."""
         pp = certify.binomial_pvalues(self.false_pass, self.n_pass, limit=alpha)

@@ -501,7 +501,10 @@ def find_thresholds(
     needed_labels: int | None = None
     if suggested is not None:
         status = "ok"
-        fail_never = not can_fail(suggested)
+        chosen_rows = candidates[candidates["chosen"]] if "chosen" in candidates else candidates
+        # Never fails by its rule, and failed nothing on the labels (an answer outside a choice's
+        # declared names fails under check-1 whatever the lists say).
+        fail_never = not can_fail(suggested) and not (chosen_rows["n_fail"] > 0).any()
         certified = {
             "false_pass_upper": alpha,
             "false_fail_upper": 0.0 if fail_never else (1.0 if beta >= 1.0 else beta),
