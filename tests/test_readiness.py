@@ -198,7 +198,12 @@ def test_too_few_labels_is_not_yet_with_labels_and_days_needed(assessed):
     # Days at the recent volume: labels per day over the window times the days.
     per_day = s.volume.labeled_per_week / 7
     assert s.needed_days == pytest.approx(s.needed_labels / per_day)
-    assert any("more labeled checks" in r for r in s.reasons)
+    # The search's own estimate, in the words of the thresholds YAML, with the odds it carries.
+    assert s.needed is not None and s.needed.more == s.needed_labels
+    assert any("resampled cases; at this step's" in r for r in s.reasons), s.reasons
+    doc = s.to_dict()["needed_labels"]
+    assert doc["more"] == s.needed_labels and doc["probability"] == 0.8
+    assert doc["weeks"] == pytest.approx(s.needed_days / 7, abs=0.05)
 
 
 def test_poor_evaluator_is_no_and_names_the_question(assessed):

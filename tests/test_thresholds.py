@@ -388,26 +388,15 @@ def test_never_failing_suggestion_when_fails_cannot_be_certified():
     assert any("never fails" in note for note in res.notes)
 
 
-def test_too_little_data_is_insufficient_with_a_sample_size():
+def test_too_little_data_is_insufficient():
     model = YesNoModel()
     rng = np.random.default_rng(11)
     for n in (25, 60):
         res = th.find_thresholds(yes_no_data(model, n, rng), alpha=ALPHA, delta=DELTA, beta=BETA)
         assert res.status == "insufficient_data"
-        assert res.needed_labels is not None and n < res.needed_labels < 20_000
-        assert res.to_dict()["needed_labels"] == {
-            "total": res.needed_labels,
-            "more": res.needed_labels - n,
-        }
+        # find_thresholds runs no estimate (search_step does: tests/test_needed.py).
+        assert res.needed_labels is None and res.to_dict()["needed_labels"] is None
         assert res.suggested is None and res.check == res.current  # today's check, unchanged
-    # With the estimated number of labels, a certificate is the common outcome.
-    ok = 0
-    for _ in range(10):
-        small = yes_no_data(model, 60, rng)
-        need = th.find_thresholds(small, alpha=ALPHA, delta=DELTA, beta=BETA).needed_labels
-        big = yes_no_data(model, int(need), rng)
-        ok += th.find_thresholds(big, alpha=ALPHA, delta=DELTA, beta=BETA).status == "ok"
-    assert ok >= 6
 
 
 @pytest.mark.parametrize("n", [300, 2000])

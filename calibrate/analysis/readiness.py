@@ -69,6 +69,7 @@ from calibrate.analysis.drift import (  # noqa: F401 - re-exported
     one_sided_increase,
 )
 from calibrate.analysis.monitor import MonitorReport, monitor_store
+from calibrate.analysis.needed import NeededLabels, best_observed_coverage
 from calibrate.analysis.rate import Rate, limit_pct, pct_against
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import (
@@ -509,7 +510,10 @@ class ThresholdView:
         The labeled history replayed under today's thresholds.
     n_labeled : int
     needed_labels : int or None
-        The search's own estimate of the labels needed, when it gives one.
+        The search's own estimate of the labels still needed (``more``), when it gives one.
+    needed : NeededLabels or None
+        That estimate whole (total, probability, resamples certified), when
+        the search ran it (:mod:`calibrate.analysis.needed`).
     display_factory : callable or None
         Builds the trade-off display (an object with ``plot(ax=None)``), when
         the search offers one; see :meth:`make_display`.
@@ -525,6 +529,7 @@ class ThresholdView:
     best_bounds: dict[str, Any] = field(default_factory=dict)
     n_labeled: int = 0
     needed_labels: int | None = None
+    needed: NeededLabels | None = None
     display_factory: Callable[[], Any] | None = None
     note: str = ""
     raw: Any = None
@@ -543,7 +548,8 @@ class ThresholdView:
     ) -> ThresholdView:
         """Build from a step object of ``calibrate thresholds --format json``."""
         needed = doc.get("needed_labels")
-        if isinstance(needed, Mapping):  # tolerate {"total": .., "more": ..}
+        estimate = NeededLabels.from_dict(needed) if isinstance(needed, Mapping) else None
+        if isinstance(needed, Mapping):  # {"total": .., "more": .., "probability": ..}
             needed = needed.get("more", needed.get("additional", needed.get("total")))
         return cls(
             status=str(doc.get("status", "insufficient_data")),
@@ -556,6 +562,7 @@ class ThresholdView:
             needed_labels=int(needed)
             if isinstance(needed, int | float) and np.isfinite(needed)
             else None,
+            needed=estimate,
             display_factory=display_factory,
             note=str(doc.get("note") or doc.get("reason") or ""),
             raw=raw if raw is not None else doc,
@@ -661,6 +668,29 @@ class StepReadiness:
     calibration: list[Any] = field(default_factory=list)
     #: The audit the monitor's sequential test needs (:func:`calibrate.analysis.audit.plan_audit`).
     sequential_audit: SequentialAuditPlan | None = None
+    #: The search's labels-needed estimate, timed at the step's labeling rate, when it is the
+    #: number asked for (``needed_labels`` is then its ``more``).
+    needed: NeededLabels | None = None
+
+    def needed_dict(self) -> dict[str, Any] | None:
+        """``needed_labels`` of report.json: ``{"total", "more", "probability", "weeks", ...}``.
+
+        The search's estimate when it is the number asked for; otherwise the
+        number asked for with ``probability`` ``null`` (the minimum of labeled
+        checks, or the bound solved at the observed rates); ``null`` when more
+        labels cannot help (NO).
+        """
+        if self.needed_labels is None:
+            return None
+        if self.needed is not None:
+            return self.needed.to_dict()
+        weeks = self.needed_days / 7 if self.needed_days is not None else None
+        return {
+            "total": self.n_labeled + self.needed_labels,
+            "more": self.needed_labels,
+            "probability": None,
+            "weeks": None if weeks is None else round(weeks, 1),
+        }
 
     @property
     def audit_rate(self) -> float | None:
@@ -686,7 +716,7 @@ class StepReadiness:
             "decision": self.decision,
             "reasons": list(self.reasons),
             "criteria": [c.to_dict() for c in self.criteria],
-            "needed_labels": self.needed_labels,
+            "needed_labels": self.needed_dict(),
             "needed_days": _plain(self.needed_days),
             "suggested_check": self.suggested_check,
             "current_check": self.current_check,
@@ -859,8 +889,11 @@ def assess_step(
         right_way = _points_right_way(point, opts)
     poor = plenty and (tv.status == "unattainable" or not right_way)
 
-    # Labels needed for both bounds to reach their limits at the observed rates.
-    needed = tv.needed_labels
+    # Labels needed: the search's own estimate (it reruns the search on resampled data); without
+    # one, what both bounds need to reach their limits at the observed rates.
+    estimate = tv.needed if tv.status == "insufficient_data" and tv.needed is not None else None
+    estimate = estimate if estimate is not None and estimate.more is not None else None
+    needed = estimate.more if estimate is not None else tv.needed_labels
     if needed is None and point is not None and right_way:
         totals = [
             labels_needed(
@@ -872,7 +905,7 @@ def assess_step(
         ]  # fmt: skip
         if totals and all(t is not None for t in totals):
             needed = max(0, max(totals) - n_labeled)
-    if needed is not None and tv.status != "ok":
+    if needed is not None and tv.status != "ok" and estimate is None:
         # The search certifies along a path and can stop early on a few unlucky labels, so
         # an estimate at the observed rates is a lower bound: ask for at least a tenth more.
         needed = max(needed, math.ceil(NEEDED_FLOOR * n_labeled), 1)
@@ -908,8 +941,17 @@ def assess_step(
     needed_days = None
     if needed and np.isfinite(volume.labeled_per_week) and volume.labeled_per_week > 0:
         needed_days = needed / (volume.labeled_per_week / 7)
+    # The estimate is the number asked for unless the minimum of labeled checks asks for more.
+    if estimate is not None and needed == estimate.more:
+        estimate = estimate.at_rate(volume.labeled_per_week)
+    else:
+        estimate = None
     if decision == "NOT_YET" and needed:
-        reasons.append(_needed_text(needed, needed_days))
+        reasons.append(
+            _capital(estimate.sentence()) + "."
+            if estimate is not None
+            else _needed_text(needed, needed_days)
+        )
 
     # After the switch: audit and hours saved.
     audit = None
@@ -995,6 +1037,7 @@ def assess_step(
         approvers=appr,
         drivers=drivers,
         calibration=list(calibration),
+        needed=estimate,
     )
 
 
@@ -1210,44 +1253,6 @@ def _bound_detail(
     return "; ".join(parts)
 
 
-def best_observed_coverage(raw: Any, *, alpha: float, beta: float) -> float | None:
-    """The largest share decided alone among searched thresholds whose observed rates meet the limits.
-
-    A point estimate, not a certificate: it says whether more labels could
-    help (the evidence points the right way) or not. Reads the candidates of a
-    :class:`calibrate.analysis.thresholds.StepThresholds`: for a learned path,
-    each candidate's ``(n_pass + n_fail) / n_certify`` where its false-pass
-    rate is below ``alpha`` and its false-fail rate below ``beta``; for a
-    single yes/no question, the best pass share plus the best fail share
-    (the two thresholds are searched apart). ``None`` when the result holds
-    no candidates.
-    """
-    frame = getattr(raw, "candidates", None)
-    if not isinstance(frame, pd.DataFrame) or frame.empty or "side" not in frame:
-        return None
-    with np.errstate(invalid="ignore", divide="ignore"):
-        fp = frame["false_pass"] / frame["n_pass"]
-        ff = frame["false_fail"] / frame["n_fail"]
-    fp_ok = (frame["n_pass"] == 0) | (fp < alpha)
-    ff_ok = (frame["n_fail"] == 0) | (ff < beta) | (beta >= 1.0)
-    joint = frame[frame["side"] == "joint"]
-    if not joint.empty:
-        n = getattr(raw, "n_certify", 0) or 0
-        if n <= 0:
-            return None
-        ok = (fp_ok & ff_ok)[joint.index]
-        cov = (joint["n_pass"] + joint["n_fail"]) / n
-        return float(cov[ok].max()) if ok.any() else 0.0
-    n = getattr(raw, "n_labeled", 0) or 0
-    if n <= 0:
-        return None
-    passes = frame[(frame["side"] == "pass") & (frame["n_pass"] > 0) & fp_ok]
-    fails = frame[(frame["side"] == "fail") & (frame["n_fail"] > 0) & ff_ok]
-    best_pass = float(passes["n_pass"].max()) / n if not passes.empty else 0.0
-    best_fail = float(fails["n_fail"].max()) / n if not fails.empty else 0.0
-    return min(1.0, best_pass + best_fail)
-
-
 def _decide(
     criteria: Sequence[Criterion], *, change: ModelChange, drift: Drift, tv: ThresholdView,
     poor: bool, point: dict[str, Any] | None, opts: ReadinessOptions,
@@ -1349,7 +1354,10 @@ def _poor_reason(
 ) -> str:  # fmt: skip
     """Why more labels would not help: each figure with the comparison it meets."""
     problems = []
-    if tv.status == "unattainable":
+    if tv.status == "unattainable" and tv.needed is not None and tv.needed.total is None:
+        # Made unattainable by the labels-needed estimate: it says what it found.
+        problems.append(f"the threshold search's estimate: {tv.needed.sentence()}")
+    elif tv.status == "unattainable":
         problems.append(
             "every candidate the threshold search measured is measurably outside the limits"
         )
@@ -1410,6 +1418,10 @@ def _evidence_reason(
         f"So far the evidence does not point the right way yet: under {where} thresholds false "
         f"passes are {rate.text()}."
     )
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _needed_text(needed: int, days: float | None) -> str:
@@ -1713,7 +1725,7 @@ def search_thresholds(
         )  # fmt: skip
     result = th.search_step(
         subs, answers, questions=list(questions), alpha=options.alpha, delta=options.delta,
-        beta=options.beta, limits=limits,
+        beta=options.beta, limits=limits, needed_share=options.min_coverage,
     )  # fmt: skip
     return _view_of(result)
 
@@ -1724,9 +1736,13 @@ def _view_of(result: Any) -> ThresholdView:
         return result
     doc = result.to_dict() if hasattr(result, "to_dict") else dict(result)
     factory = getattr(result, "tradeoff_display", None)
-    return ThresholdView.from_mapping(
+    view = ThresholdView.from_mapping(
         doc, display_factory=factory if callable(factory) else None, raw=result
     )
+    estimate = getattr(result, "needed_labels", None)
+    if isinstance(estimate, NeededLabels):
+        view.needed = estimate  # the object itself: it knows today's labels when total is null
+    return view
 
 
 def _filters_dict(filters: Any) -> dict[str, Any]:

@@ -41,11 +41,13 @@ fixed-sequence walk).
   share of ``delta`` is lost to the pairing.
 
 No configuration may qualify: the result then says ``"insufficient_data"``
-(too few labels to certify; with an estimate of the labels needed) or
-``"unattainable"`` (every candidate measured on enough decisions is
-measurably outside the limits: more labels would not help). The
-classification only reads what grows with ``alpha``, so a looser limit never
-reads worse.
+(too few labels to certify) or ``"unattainable"`` (every candidate measured
+on enough decisions is measurably outside the limits: more labels would not
+help). The classification only reads what grows with ``alpha``, so a looser
+limit never reads worse. :func:`search_step` then estimates the labels
+needed by rerunning the search on resampled data
+(:mod:`calibrate.analysis.needed`); when no total up to :data:`MAX_LABELS`
+makes it certify a useful check, the status becomes ``"unattainable"``.
 
 Assumptions: past and future submissions of the step are exchangeable (no
 drift, the same evaluator model, people who judge without seeing the verdict).
@@ -84,7 +86,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from calibrate.analysis import certify, fixed_paths
+from calibrate.analysis import fixed_paths
+from calibrate.analysis import needed as needed_mod
 from calibrate.analysis.learned_path import joint_path
 from calibrate.analysis.paths import Path, loosened, yes_no_paths
 from calibrate.analysis.stats import MIN_N
@@ -113,7 +116,7 @@ __all__ = [
     "StepData", "StepThresholds", "ThresholdsReport", "TradeoffDisplay", "can_fail",
     "find_thresholds", "isin", "latest_model", "read_columns", "replay", "search_share",
     "search_step", "share_check_codes", "step_data", "store_step_answers", "suggest_from_store",
-    "suggest_thresholds", "tradeoff", "verdict_codes",
+    "suggest_thresholds", "tradeoff", "verdict_codes", "with_needed",
 ]  # fmt: skip
 
 #: Share of the labels that learns the path when it must be learned (the rest certifies): half
@@ -141,7 +144,7 @@ def search_share(n: int) -> float:
 #: certifies on few decisions even at a small level.
 PASS_SHARE = 0.85
 #: A labels-needed estimate beyond this many is "unattainable", not "insufficient".
-MAX_LABELS = 1_000_000
+MAX_LABELS = needed_mod.MAX_LABELS
 #: One rubric or choice question: below this many labels only the fixed paths run (a split
 #: would leave too few labels to learn an order from or to certify it with).
 FIXED_ONLY_BELOW = 250
@@ -204,9 +207,11 @@ class StepThresholds:
     candidates : pandas.DataFrame
         Every candidate on every path with counts, exact p-values, bounds, and
         whether it was tested, certified and chosen.
-    needed_labels : int or None
-        Labels needed in total (same model) for a certificate at the observed
-        error rates, when the status is ``insufficient_data``.
+    needed_labels : NeededLabels or None
+        When the status is ``insufficient_data`` and :func:`search_step` ran
+        the estimate: the labels (in total, same model) at which the search
+        certifies a check deciding at least a stated share alone, with the
+        probability it carries (:mod:`calibrate.analysis.needed`).
     n_labeled, n_search, n_certify : int
     left_out : dict
     notes : list of str
@@ -227,7 +232,7 @@ class StepThresholds:
     expected: Rates | None
     current_rates: Rates | None
     candidates: pd.DataFrame
-    needed_labels: int | None
+    needed_labels: needed_mod.NeededLabels | None
     n_labeled: int
     n_search: int
     n_certify: int
@@ -262,8 +267,9 @@ class StepThresholds:
     def to_dict(self) -> dict[str, Any]:
         """The step object of ``calibrate thresholds --format json`` (issue 5's schema).
 
-        Adds ``needed_labels`` (``{"total", "more"}`` or ``null``) and ``note``,
-        which the readiness assessment reads.
+        Adds ``needed_labels`` (``{"total", "more", "probability", "weeks", ...}``
+        of :meth:`NeededLabels.to_dict`, or ``null``) and ``note``, which the
+        readiness assessment reads.
         """
         shares = self.expected.shares() if self.expected is not None else _null_shares()
         cur = self.current_rates
@@ -277,8 +283,8 @@ class StepThresholds:
             else {"false_pass_rate": None, "false_fail_rate": None, **_null_shares()}
         )
         needed = (
-            {"total": self.needed_labels, "more": max(0, self.needed_labels - self.n_labeled)}
-            if self.needed_labels is not None
+            self.needed_labels.to_dict()
+            if self.needed_labels is not None and self.status == "insufficient_data"
             else None
         )
         return {
@@ -319,51 +325,6 @@ class StepThresholds:
 
 def _null_shares() -> dict[str, None]:
     return {"auto_pass": None, "auto_fail": None, "unsure": None}
-
-
-def _needed(
-    frame: pd.DataFrame, *, alpha: float, beta: float, delta_pass: float, delta_fail: float,
-    n_base: int, scale: float, sides: Sequence[str], max_candidates: int = 60,
-) -> float:  # fmt: skip
-    """Fewest labels (total) for a certificate at the observed error rates, over the candidates.
-
-    Only candidates with at least ``MIN_N`` decisions on each tested side
-    count, at the rate ``(k + 0.5) / (n + 1)``, so that a handful of lucky
-    decisions does not look perfect. ``inf`` when no such candidate's rates
-    are below the limits; ``nan`` when no candidate has ``MIN_N`` decisions.
-    ``scale`` is the share of all labels that certifies.
-    """
-    if frame.empty or n_base <= 0:
-        return math.nan
-    need = np.zeros(len(frame))
-    enough = np.ones(len(frame), bool)
-    for side in sides:
-        if side == "fail" and beta >= 1.0:
-            continue
-        n_col, k_col, limit, d = (
-            ("n_pass", "false_pass", alpha, delta_pass)
-            if side == "pass"
-            else ("n_fail", "false_fail", beta, delta_fail)
-        )
-        n = frame[n_col].to_numpy(float)
-        k = frame[k_col].to_numpy(float)
-        vacuous = np.zeros(n.size, bool)
-        if side == "fail":
-            vacuous = (frame["false_fail_upper"].to_numpy(float) == 0.0) & (n == 0)
-        enough &= (n >= MIN_N) | vacuous
-        rate = (k + 0.5) / (n + 1)
-        side_need = np.full(n.size, np.inf)
-        idx = np.flatnonzero((rate < limit) & (n >= MIN_N))
-        if idx.size > max_candidates:
-            idx = idx[np.linspace(0, idx.size - 1, max_candidates).astype(int)]
-        for i in idx:
-            decisions = certify.labels_needed(float(rate[i]), limit=limit, delta=d)
-            side_need[i] = decisions / (n[i] / n_base) / scale
-        side_need[vacuous] = 0.0
-        need = np.maximum(need, side_need)
-    if not enough.any():
-        return math.nan
-    return float(need[enough].min())
 
 
 def find_thresholds(
@@ -498,7 +459,6 @@ def find_thresholds(
         if chosen is not None:
             suggested = path.configs[chosen]
     candidates = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    needed_labels: int | None = None
     if suggested is not None:
         status = "ok"
         chosen_rows = candidates[candidates["chosen"]] if "chosen" in candidates else candidates
@@ -514,32 +474,12 @@ def find_thresholds(
             notes.append("the suggested check never fails: what it does not pass goes to a person")
     else:
         # Nothing certified: too few labels, or no candidate good enough however many labels.
+        # The classification reads only what grows with alpha (candidates measurably outside the
+        # limits), so a looser limit never reads worse. How many labels would do is estimated
+        # apart (calibrate.analysis.needed, by search_step): it reruns this search on resamples.
         certified = None
-        cert_share = n_cert / data.n if data.n else 1.0
-        if single:
-            rows = candidates[candidates["side"] == "pass"] if not candidates.empty else candidates
-            needed = _needed(rows, alpha=alpha, beta=beta, delta_pass=d_pass, delta_fail=d_fail,
-                             n_base=data.n, scale=1.0, sides=("pass",))  # fmt: skip
-        elif fixed:
-            # Read from the fixed paths, which count every label.
-            n_search, n_cert, cert_share = 0, data.n, 1.0
-            rows = candidates[candidates["path"] < len(paths)]
-            needed = _needed(rows, alpha=alpha, beta=beta, delta_pass=d_pass, delta_fail=d_fail,
-                             n_base=data.n, scale=1.0, sides=("pass", "fail"))  # fmt: skip
-        else:
-            needed = _needed(candidates, alpha=alpha, beta=beta, delta_pass=d_pass, delta_fail=d_fail,
-                             n_base=n_cert, scale=cert_share, sides=("pass", "fail"))  # fmt: skip
-        # The classification reads only what grows with alpha (observed rates against the limits,
-        # labels needed at the observed rates), so a looser limit never reads worse: ok never
-        # becomes anything else for lack of evidence, insufficient_data never unattainable.
-        if math.isfinite(needed) and needed <= data.n:
-            # The observed rates would do, but the walk certified nothing (a bad draw at every
-            # checkpoint, say): more labels steady it.
-            notes.append(
-                "the observed error rates would suffice, but the walk certified no threshold; "
-                "more labels make its tests steadier"
-            )
-            needed = max(needed, 1.25 * data.n)
+        if fixed and not single:
+            n_search, n_cert = 0, data.n  # read from the fixed paths, which count every label
         sides = ("pass",) if single else ("pass", "fail")
         rows = (
             candidates[candidates["side"] == "pass"]
@@ -547,20 +487,7 @@ def find_thresholds(
             else candidates
         )
         worse = _measurably_worse(rows, alpha=alpha, beta=beta, delta=delta, sides=sides)
-        if math.isnan(needed) or (math.isinf(needed) and not worse):
-            # Too few decisions to estimate a rate, or rates above the limits that too few labels
-            # measured to say they stay there: enough for a zero-error certificate on the
-            # candidate that passes the most, at least.
-            most = float(candidates["n_pass"].max()) if not candidates.empty else 0.0
-            share = most / n_cert if most > 0 and n_cert else 0.25
-            needed = certify.min_count(alpha, d_pass) / share / cert_share
-        if needed <= MAX_LABELS:
-            status = "insufficient_data"
-            needed_labels = int(max(math.ceil(needed), data.n + 1))
-        else:
-            # No candidate measured with enough decisions is within the limits (inf), or the
-            # labels it would take are beyond any process's reach.
-            status = "unattainable"
+        status = "unattainable" if worse else "insufficient_data"
     expected = replay_cached(suggested, data) if suggested is not None else current_rates
     best_bounds = {**_best_bounds(candidates), "confidence": 1 - delta}
     return StepThresholds(
@@ -579,7 +506,7 @@ def find_thresholds(
         expected=expected,
         current_rates=current_rates,
         candidates=candidates,
-        needed_labels=needed_labels,
+        needed_labels=None,
         n_labeled=data.n,
         n_search=n_search,
         n_certify=n_cert,
@@ -664,13 +591,53 @@ def search_step(
     relearn_lists: bool = False,
     search_fraction: float | None = None,
     seed: int = 0,
+    needed_share: float | None = needed_mod.DEFAULT_SHARE,
+    needed_probability: float = needed_mod.DEFAULT_PROBABILITY,
 ) -> StepThresholds:
-    """:func:`step_data` then :func:`find_thresholds` for one step's checks and answers."""
+    """:func:`step_data` then :func:`find_thresholds` for one step's checks and answers.
+
+    When nothing is certified for lack of labels, the labels needed are
+    estimated by rerunning the search on resampled data
+    (:func:`calibrate.analysis.needed.estimate_needed`): the smallest total
+    at which it certifies a check deciding at least ``needed_share`` alone in
+    ``needed_probability`` of the resamples. No total up to
+    :data:`MAX_LABELS` makes the status ``unattainable``. ``needed_share=None``
+    skips the estimate.
+    """
     data = step_data(subs, answers, questions=questions, model=model, limits=limits)
-    return find_thresholds(
+    result = find_thresholds(
         data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
         search_fraction=search_fraction, seed=seed,
     )  # fmt: skip
+    if needed_share is not None and result.status == "insufficient_data":
+        with_needed(result, share=needed_share, probability=needed_probability)
+    return result
+
+
+def with_needed(
+    result: StepThresholds,
+    *,
+    share: float = needed_mod.DEFAULT_SHARE,
+    probability: float = needed_mod.DEFAULT_PROBABILITY,
+) -> StepThresholds:
+    """Attach the labels-needed estimate to an ``insufficient_data`` result (in place; returned).
+
+    An estimate that no total up to the cap reaches ``probability`` turns the
+    status into ``unattainable``, with a note saying so.
+    """
+    if result.status != "insufficient_data" or result.data is None:
+        return result
+    s = result.settings
+    est = needed_mod.estimate_needed(
+        result.data, alpha=result.alpha, delta=result.delta, beta=result.beta, share=share,
+        probability=probability, seed=s.get("seed", 0), result=result,
+        relearn_lists=s.get("relearn_lists", False),
+    )  # fmt: skip
+    result.needed_labels = est
+    if est is not None and est.status == "unattainable":
+        result.status = "unattainable"
+        result.notes.append(est.sentence())
+    return result
 
 
 @dataclass

@@ -275,7 +275,7 @@ def _step_view(
         ],
         "n_labeled": Md(f"{n:,}"),
         "needed_labels": step.needed_labels,
-        "needed_when": _needed_when(step),
+        "needed_text": _needed_text(step),
         "hours": Md(
             "–"
             if not np.isfinite(step.hours_saved_per_month)
@@ -328,13 +328,18 @@ def _step_view(
     }
 
 
-def _needed_when(step: StepReadiness) -> Md:
+def _needed_text(step: StepReadiness) -> Md:
+    """What to collect, after "keep advisory: true and": the search's estimate in its own words."""
     if not step.needed_labels:
         return Md("")
+    if step.needed is not None:
+        return Md(f"collect more labeled checks: {step.needed.sentence()}")
     if step.needed_days is None:
-        return Md("no recent volume to time it")
-    d = step.needed_days
-    return Md(f"about {d:.0f} days" if d < 14 else f"about {d / 7:.1f} weeks")
+        when = "no recent volume to time it"
+    else:
+        d = step.needed_days
+        when = f"about {d:.0f} days" if d < 14 else f"about {d / 7:.1f} weeks"
+    return Md(f"collect about {step.needed_labels:,} more labeled checks ({when})")
 
 
 def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
