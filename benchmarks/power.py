@@ -783,6 +783,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     ap.add_argument("--big", type=int, default=BIG, help="size of the samples measuring true rates")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "power.md")
     ap.add_argument("--csv", type=Path, help="also write every dataset's row to this CSV")
+    ap.add_argument("--no-needed", action="store_true", help="skip the labels-needed column")
     args = ap.parse_args(argv)
     args.argv = argv
     args.commit = _commit()  # the code measured is the code at the start
@@ -796,6 +797,12 @@ def main(argv: Iterable[str] | None = None) -> int:
     if args.csv:
         rows.to_csv(args.csv, index=False)
     verdict = write_report(args.out, cells, rows, oracles, args=args, plan=plan, seconds=seconds)
+    if not args.no_needed and not rows.empty:  # issue 17: does the labels-needed advice come true?
+        from benchmarks import needed_check
+
+        found = needed_check.run(rows, seed=args.seed, big=args.big, workers=args.workers)
+        with args.out.open("a", encoding="utf-8") as fh:
+            fh.write("\n" + "\n".join(needed_check.table(found)))
     print(f"wrote {args.out} in {seconds:.0f} s", file=sys.stderr)
     for key, (ok, total) in verdict.items():
         print(f"  {key}: {ok} of {total} cells meet the criterion", file=sys.stderr)

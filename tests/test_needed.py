@@ -1,0 +1,127 @@
+"""Labels needed from the search itself (issue 17): the advice, its words, and whether it comes true."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from test_thresholds import YES_NO, YesNoModel, step_data_of, yes_no_data
+
+from calibrate.analysis import needed as nd
+from calibrate.analysis import thresholds as th
+
+DELTA, BETA = 0.1, 0.2
+
+
+def _labeled(n: int = 300, seed: int = 2) -> th.StepData:
+    return yes_no_data(YesNoModel(), n, np.random.default_rng([17, n, seed]))
+
+
+@pytest.fixture(scope="module")
+def advice() -> tuple[th.StepData, th.StepThresholds, nd.NeededLabels]:
+    data = _labeled()
+    res = th.find_thresholds(data, alpha=0.02, delta=DELTA, beta=BETA)
+    assert res.status == "insufficient_data"
+    est = nd.estimate_needed(data, alpha=0.02, delta=DELTA, beta=BETA, result=res)
+    return data, res, est
+
+
+def test_the_advice_comes_true_on_fresh_datasets(advice):
+    """Direct simulation: fresh datasets of the advised total from the true model certify in >= p."""
+    data, _, est = advice
+    assert est.status == "insufficient_data" and est.total > data.n
+    assert est.probability == nd.DEFAULT_PROBABILITY and est.certified >= 8 and est.resamples == 10
+    fresh, ok = 30, 0
+    for k in range(fresh):
+        f = yes_no_data(YesNoModel(), est.total, np.random.default_rng([99, k]))
+        ok += nd.useful(th.find_thresholds(f, alpha=0.02, delta=DELTA, beta=BETA), nd.DEFAULT_SHARE)
+    # Monte-Carlo slack: if the true rate were 0.8, 30 draws fall this low with probability < 1%.
+    assert ok >= stats.binom.ppf(0.01, fresh, est.probability), ok
+
+
+def test_a_median_asks_for_no_more_and_the_estimate_is_deterministic(advice):
+    data, res, est = advice
+    half = nd.estimate_needed(data, alpha=0.02, delta=DELTA, beta=BETA, result=res, probability=0.5)
+    assert half.total <= est.total and half.probability == 0.5
+    again = nd.estimate_needed(data, alpha=0.02, delta=DELTA, beta=BETA, result=res)
+    assert again == est
+
+
+def test_json_and_words(advice):
+    data, res, est = advice
+    res = th.with_needed(res)
+    doc = res.to_dict()["needed_labels"]
+    assert doc["total"] == est.total and doc["more"] == est.total - data.n
+    assert doc["probability"] == 0.8 and doc["weeks"] is None
+    assert doc["certified"] == est.certified and doc["resamples"] == 10 and doc["share"] == 0.5
+    text = est.sentence()
+    assert text.startswith(f"with about {nd._about(est.total):,} labels in total")
+    assert f"deciding ≥ 50% alone in {est.certified} of 10 resampled cases" in text
+    timed = est.at_rate(55)
+    assert timed.weeks == pytest.approx(est.more / 55)
+    assert timed.sentence().endswith(
+        f"at this step's 55 labels a week, about {est.more / 55:.0f} more weeks"
+    )
+    assert timed.to_dict()["weeks"] == pytest.approx(round(est.more / 55, 1))
+    # Back from the JSON, as the readiness assessment reads it.
+    back = nd.NeededLabels.from_dict(timed.to_dict())
+    assert (back.total, back.more, back.certified, back.probability) == (
+        est.total,
+        est.more,
+        est.certified,
+        0.8,
+    )
+
+
+def test_the_wording_of_the_sentence():
+    est = nd.NeededLabels("insufficient_data", 600, 1873, 0.8, 8, 10, 0.5, per_week=55)
+    assert est.sentence() == (
+        "with about 1,900 labels in total (1,273 more), the search certifies a check deciding ≥ 50% "
+        "alone in 8 of 10 resampled cases; at this step's 55 labels a week, about 23 more weeks"
+    )
+
+
+def test_unattainable_when_no_total_up_to_the_cap_helps():
+    data = _labeled()
+    res = th.find_thresholds(data, alpha=0.02, delta=DELTA, beta=BETA)
+    # Deciding 99% alone is beyond what the data show (the screen, no resampling) ...
+    est = nd.estimate_needed(data, alpha=0.02, delta=DELTA, beta=BETA, result=res, share=0.99)
+    assert est.status == "unattainable" and est.total is None and est.more is None
+    assert est.sentence().startswith("no total up to 1,000,000 labels")
+    # ... and by resampling up to a cap.
+    capped = nd.estimate_needed(
+        data, alpha=0.02, delta=DELTA, beta=BETA, share=0.99, max_labels=1200
+    )
+    assert capped.status == "unattainable" and capped.max_labels == 1200
+    # In the result: the status says unattainable, the JSON has no number, the note says why.
+    th.with_needed(res, share=0.99)
+    assert res.status == "unattainable" and res.to_dict()["needed_labels"] is None
+    assert any("no total up to" in note for note in res.notes)
+
+
+def test_no_labels_no_estimate():
+    empty = step_data_of([YES_NO], [np.zeros(0)], [np.zeros(0)], np.zeros(0, bool))
+    assert nd.estimate_needed(empty, alpha=0.05, delta=DELTA, beta=BETA) is None
+
+
+def test_the_bundled_sample_in_json_and_yaml(sample_store):
+    """check_vendor (515 labels of its new model) gets a number with its odds, in each face."""
+    from calibrate.cli.thresholds import yaml_blocks
+    from calibrate.dataset import Filters
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    try:
+        report = th.suggest_from_store(con, Filters(step="check_vendor"))
+    finally:
+        con.close()
+    (s,) = report.steps
+    step = s.to_dict()
+    assert step["status"] == "insufficient_data"
+    need = step["needed_labels"]
+    assert need["total"] > step["n_labeled"] and need["probability"] == 0.8
+    assert need["more"] == need["total"] - step["n_labeled"] and need["weeks"] is None
+    lines = yaml_blocks(report).splitlines()
+    comment = " ".join(line.lstrip("# ") for line in lines if line.startswith("#"))
+    assert "of 10 resampled cases" in comment and "with about" in comment
+    assert f"{need['more']:,} more" in comment
