@@ -93,9 +93,13 @@ def test_unattainable_when_no_total_up_to_the_cap_helps():
         data, alpha=0.02, delta=DELTA, beta=BETA, share=0.99, max_labels=1200
     )
     assert capped.status == "unattainable" and capped.max_labels == 1200
-    # In the result: the status says unattainable, the JSON has no number, the note says why.
+    assert capped.sentence().startswith("no total up to 1,200 labels")
+    # In the result: the estimate says unattainable with no number, the note says why; the step's
+    # status reads only what grows with alpha and stays insufficient_data.
     th.with_needed(res, share=0.99)
-    assert res.status == "unattainable" and res.to_dict()["needed_labels"] is None
+    assert res.status == "insufficient_data"
+    doc = res.to_dict()["needed_labels"]
+    assert doc["status"] == "unattainable" and doc["total"] is None and doc["more"] is None
     assert any("no total up to" in note for note in res.notes)
 
 

@@ -69,6 +69,8 @@ DEFAULT_RESAMPLES = 10
 DEFAULT_SHARE = 0.5
 #: No estimate beyond this many labels: ``unattainable`` (the same cap as the search's).
 MAX_LABELS = 1_000_000
+#: No total beyond this many times today's labels is tried (nor beyond MAX_LABELS).
+CAP_FACTOR = 100
 #: Halvings (on the log scale) of the gap below the first total that succeeds.
 REFINE = 2
 
@@ -340,6 +342,16 @@ def estimate_needed(
                 break
         return sum(seen)
 
+    # Beyond a hundred times today's labels a resample says little about the step: the cap. At
+    # the cap a resample's search is nearly decided by today's rates: one that fails there ends
+    # the estimate at the cost of one search.
+    cap = int(min(max_labels, CAP_FACTOR * n))
+    none = NeededLabels("unattainable", total=None, certified=0,
+                        **{**base, "max_labels": cap})  # type: ignore[arg-type]  # fmt: skip
+    if cap <= n or not _screen(data, cap, seed=seed, alpha=alpha, delta=delta, beta=beta,
+                               share=share, search=search):  # fmt: skip
+        return none
+    max_labels = cap
     lo, hi = float(n), None
     m = 2 * n
     while True:
@@ -363,6 +375,17 @@ def estimate_needed(
     total = int(hi)
     return NeededLabels("insufficient_data", total=total, certified=run(total, complete=True),
                         **base)  # type: ignore[arg-type]  # fmt: skip
+
+
+def _screen(data: StepData, m: int, *, seed: int, alpha: float, delta: float, beta: float,
+            share: float, search: dict[str, Any]) -> bool:  # fmt: skip
+    """Whether one resample of ``m`` rows is certified with a useful check (the cap's screen)."""
+    from calibrate.analysis.thresholds import find_thresholds
+
+    idx = _world(np.random.default_rng([seed, 17, 0, m]), data.n, m)
+    res = find_thresholds(data.subset(idx), alpha=alpha, delta=delta, beta=beta, seed=seed,
+                          **search)  # fmt: skip
+    return useful(res, share)
 
 
 def _world(rng: np.random.Generator, n: int, m: int) -> np.ndarray:

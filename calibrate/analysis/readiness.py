@@ -892,9 +892,10 @@ def assess_step(
     # Labels needed: the search's own estimate (it reruns the search on resampled data); without
     # one, what both bounds need to reach their limits at the observed rates.
     estimate = tv.needed if tv.status == "insufficient_data" and tv.needed is not None else None
+    hopeless = estimate if estimate is not None and estimate.more is None else None
     estimate = estimate if estimate is not None and estimate.more is not None else None
     needed = estimate.more if estimate is not None else tv.needed_labels
-    if needed is None and point is not None and right_way:
+    if needed is None and point is not None and right_way and hopeless is None:
         totals = [
             labels_needed(
                 k_false_pass=point[key]["k"], n_pass=point[key]["n"], n_labeled=max(n_labeled, 1),
@@ -946,6 +947,8 @@ def assess_step(
         estimate = estimate.at_rate(volume.labeled_per_week)
     else:
         estimate = None
+    if decision == "NOT_YET" and hopeless is not None:
+        reasons.append(f"The threshold search's estimate: {hopeless.sentence()}.")
     if decision == "NOT_YET" and needed:
         reasons.append(
             _capital(estimate.sentence()) + "."
@@ -1354,10 +1357,7 @@ def _poor_reason(
 ) -> str:  # fmt: skip
     """Why more labels would not help: each figure with the comparison it meets."""
     problems = []
-    if tv.status == "unattainable" and tv.needed is not None and tv.needed.total is None:
-        # Made unattainable by the labels-needed estimate: it says what it found.
-        problems.append(f"the threshold search's estimate: {tv.needed.sentence()}")
-    elif tv.status == "unattainable":
+    if tv.status == "unattainable":
         problems.append(
             "every candidate the threshold search measured is measurably outside the limits"
         )

@@ -46,8 +46,8 @@ on enough decisions is measurably outside the limits: more labels would not
 help). The classification only reads what grows with ``alpha``, so a looser
 limit never reads worse. :func:`search_step` then estimates the labels
 needed by rerunning the search on resampled data
-(:mod:`calibrate.analysis.needed`); when no total up to :data:`MAX_LABELS`
-makes it certify a useful check, the status becomes ``"unattainable"``.
+(:mod:`calibrate.analysis.needed`); when no total up to the cap makes it
+certify a useful check, the estimate says ``"unattainable"``.
 
 Assumptions: past and future submissions of the step are exchangeable (no
 drift, the same evaluator model, people who judge without seeing the verdict).
@@ -600,9 +600,8 @@ def search_step(
     estimated by rerunning the search on resampled data
     (:func:`calibrate.analysis.needed.estimate_needed`): the smallest total
     at which it certifies a check deciding at least ``needed_share`` alone in
-    ``needed_probability`` of the resamples. No total up to
-    :data:`MAX_LABELS` makes the status ``unattainable``. ``needed_share=None``
-    skips the estimate.
+    ``needed_probability`` of the resamples (or ``unattainable`` when no
+    total up to the cap does). ``needed_share=None`` skips the estimate.
     """
     data = step_data(subs, answers, questions=questions, model=model, limits=limits)
     result = find_thresholds(
@@ -622,8 +621,10 @@ def with_needed(
 ) -> StepThresholds:
     """Attach the labels-needed estimate to an ``insufficient_data`` result (in place; returned).
 
-    An estimate that no total up to the cap reaches ``probability`` turns the
-    status into ``unattainable``, with a note saying so.
+    When no total up to the cap reaches ``probability``, the estimate's own
+    status is ``unattainable`` (``total`` null) and a note says so; the
+    step's status stays ``insufficient_data`` (it reads only what grows with
+    alpha).
     """
     if result.status != "insufficient_data" or result.data is None:
         return result
@@ -634,8 +635,7 @@ def with_needed(
         relearn_lists=s.get("relearn_lists", False),
     )  # fmt: skip
     result.needed_labels = est
-    if est is not None and est.status == "unattainable":
-        result.status = "unattainable"
+    if est is not None and est.total is None:
         result.notes.append(est.sentence())
     return result
 

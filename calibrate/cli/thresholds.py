@@ -174,10 +174,10 @@ def _status_sentence(s: lib.StepThresholds) -> str:
     best = f"lowest bounds reached {_pct(c.get('false_pass_upper'))} / {_pct(c.get('false_fail_upper'))}"
     if s.status == "insufficient_data":
         need = s.needed_labels
+        if need is not None and need.total is None:
+            return f"nothing certified: {need.sentence()} ({best}, not a certificate)"
         more = need.sentence() if need is not None else "more labels needed"
         return f"nothing certified: too few labels; {more} ({best}, not a certificate)"
-    if s.needed_labels is not None:
-        return f"nothing certified: {s.needed_labels.sentence()} ({best}, not a certificate)"
     return (
         f"nothing certified: no thresholds reach false passes <= {_pct(s.alpha)} and false fails "
         f"<= {_pct(s.beta)} however many labels ({best}, not a certificate)"
