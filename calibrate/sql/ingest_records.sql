@@ -389,27 +389,30 @@ SELECT d.*,
        json_id(by_json) AS decided_by,
        nullif(json_string(at_json), '') AS at_text,
        iso_time(nullif(json_string(at_json), '')) AS at_ts,
-       nullif(json_string(note_json), '') AS note
+       nullif(json_string(note_json), '') AS note,
+       -- Where the reason points: a run's decision by its JSON path; a decision table's row or a
+       -- verdict line is the record itself, whose line or row number the quarantine gives.
+       CASE WHEN path = '$' THEN '' ELSE path || ': ' END AS said
 FROM s_dec d;
 
 -- name: bad_decisions
 INSERT INTO bad_reasons
 SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path,
-           path || ': unknown decision ' || coalesce(decision_json::VARCHAR, 'null')
+           said || 'unknown decision ' || coalesce(decision_json::VARCHAR, 'null')
            || ' (expected approved, rejected, returned, completed, replaced or failed)' AS reason
     FROM s_dec2 WHERE coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
     UNION ALL
-    SELECT rec, line_no, json_path, path || ': decision names no checked step ("step", or "reviews" on an approve step)'
+    SELECT rec, line_no, json_path, said || 'decision names no checked step ("step", or "reviews" on an approve step)'
     FROM s_dec2 WHERE coalesce(step, '') = ''
     UNION ALL
     SELECT rec, line_no, json_path,
            CASE WHEN source = 'approve step' AND NOT EXISTS (SELECT 1 FROM s_attempt a WHERE a.rec = d.rec AND a.step = d.step)
-                THEN path || ': "reviews" names ' || to_json(step)::VARCHAR || ', which is not a step of this run'
-                ELSE path || ': decision has no attempt (a positive integer)' END
+                THEN said || '"reviews" names ' || to_json(step)::VARCHAR || ', which is not a step of this run'
+                ELSE said || 'decision has no attempt (a positive integer)' END
     FROM s_dec2 d WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
     UNION ALL
-    SELECT rec, line_no, json_path, path || ': "at" ' || at_json::VARCHAR || ' is not an ISO 8601 time'
+    SELECT rec, line_no, json_path, said || '"at" ' || at_json::VARCHAR || ' is not an ISO 8601 time'
     FROM s_dec2 WHERE (at_text IS NOT NULL AND at_ts IS NULL)
                    OR (at_json IS NOT NULL AND json_type(at_json) NOT IN ('VARCHAR', 'NULL'))
 );
