@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from calibrate.analysis import certify
-from calibrate.analysis.paths import Path, describe_config
+from calibrate.analysis.paths import Path, describe_config, loosest_pass
 from calibrate.analysis.step_data import StepData, can_fail
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
@@ -99,7 +99,7 @@ def _one_path(
     keep = _distinct(passed.n, failed.n)
     thresholds = passed.threshold[keep]
     below, above = decided.below[keep], decided.above[keep]
-    confidence = np.array([_loosest(t, b) for t, b in zip(thresholds, below, strict=True)])
+    confidence = np.array([loosest_pass(t, b) for t, b in zip(thresholds, below, strict=True)])
     configs = [[make(float(c))] for c in confidence]
     return Path(
         side="joint",
@@ -124,10 +124,3 @@ def _distinct(n_pass: np.ndarray, n_fail: np.ndarray) -> np.ndarray:
     # each run, so the path holds one candidate per distinct decision set.
     change = np.r_[True, (np.diff(n_pass) != 0) | (np.diff(n_fail) != 0)]
     return np.flatnonzero(change)
-
-
-def _loosest(t: float, below: float) -> float:
-    # Every threshold in (below, t] decides alike: write the shortest decimal there, as loose as it goes.
-    low = max(below, -1e-9)
-    out = certify.nice_threshold(low, t, prefer="low") if t > low else t
-    return float(min(max(out if out is not None else t, 0.0), 1.0))

@@ -189,12 +189,20 @@ def loosened(path: Path, i: int) -> float:
     """
     t, below, above = (float(x[i]) for x in (path.thresholds, path.below, path.above))
     if path.side == "pass":
-        low = max(below, -1e-9)
-        out = certify.nice_threshold(low, t, prefer="low") if t > low else t
-    else:
-        high = min(above, 1.0)
-        out = certify.nice_threshold(t - 1e-12, high, prefer="high") if high > t else t
-    return float(min(max(out, 0.0), 1.0))
+        return loosest_pass(t, below)
+    high = min(above, 1.0)
+    out = certify.nice_threshold(t - 1e-12, high, prefer="high") if high > t else t
+    return float(min(max(out if out is not None else t, 0.0), 1.0))
+
+
+def loosest_pass(t: float, below: float) -> float:
+    """The shortest decimal in ``(below, t]``, as low as it goes: a ``score >= t`` rule, loosened.
+
+    Every threshold there decides the observed scores as ``t`` does.
+    """
+    low = max(below, -1e-9)
+    out = certify.nice_threshold(low, t, prefer="low") if t > low else t
+    return float(min(max(out if out is not None else t, 0.0), 1.0))
 
 
 def describe_config(questions: Sequence[Question]) -> str:

@@ -403,9 +403,9 @@ def find_thresholds(
     method = "fixed_sequence" if single else "learned_path"
     # One yes/no question: two paths, delta split between them (Bonferroni), most of it to the
     # passes. A joint path: one test of both rates at once (intersection-union), the full delta.
-    d_pass = PASS_SHARE * delta if single and beta < 1.0 else delta
-    d_fail = (1.0 - PASS_SHARE) * delta if single else delta
     if data.n and single:
+        d_pass = PASS_SHARE * delta if beta < 1.0 else delta
+        d_fail = (1.0 - PASS_SHARE) * delta
         pass_path, fail_path = yes_no_paths(data, delta_pass=d_pass, delta_fail=d_fail)
         i_pass, f_pass = pass_path.run(alpha=alpha, beta=beta)
         frames.append(f_pass)
@@ -430,7 +430,6 @@ def find_thresholds(
         union = data.n >= FIXED_ONLY_BELOW
         method = "fixed_and_learned_paths" if union else "fixed_paths"
         paths = fixed_paths.fixed_paths(data, delta=delta / 2 if union else delta)
-        d_pass = d_fail = paths[0].delta
         runs = [(p, *p.run(alpha=alpha, beta=beta), data.n) for p in paths]
         if union:
             path, search, cert = joint_path(
@@ -478,7 +477,7 @@ def find_thresholds(
         # limits), so a looser limit never reads worse. How many labels would do is estimated
         # apart (calibrate.analysis.needed, by search_step): it reruns this search on resamples.
         certified = None
-        if fixed and not single:
+        if fixed:
             n_search, n_cert = 0, data.n  # read from the fixed paths, which count every label
         sides = ("pass",) if single else ("pass", "fail")
         rows = (
