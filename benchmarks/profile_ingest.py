@@ -77,8 +77,9 @@ def profile(runs_jsonl: Path, db: Path, *, lane: bool) -> Timer:
     else:
         timer("stage left lines", lambda: staging.stage_selected_lines(con, runs_jsonl, slow))
     con.execute("CREATE OR REPLACE TEMP TABLE s_ctx AS SELECT 1::INTEGER AS file_id, 'x' AS path")
-    for name, sql in ing.RECORD_PIPELINE.items():
-        timer(f"pipeline: {name}", lambda sql=sql: con.execute(sql))
+    ing.run_record_pipeline(
+        con, runs_jsonl, replaces=False, step=lambda name, fn: timer(f"pipeline: {name}", fn)
+    )
     timer("commit", lambda: con.execute("COMMIT"))
     counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}  # noqa: S608
     con.close()

@@ -498,26 +498,44 @@ def _ingest_records(
     else:
         stager(con, path)
     _file_context(con, file_id, path)
-    counts = None
-    for name, sql in RECORD_PIPELINE.items():
-        if name == "new_checks" and replaces:
-            _replace_older_versions(con, path, holds_nothing=False)
-        if name == "counts":
-            counts = con.execute(sql).fetchone()
-        else:
-            try:
-                con.execute(sql)
-            except duckdb.Error as exc:
-                raise StoreError(
-                    f"could not store {path}: ingest step {name!r} failed: {_first_line(exc)}; "
-                    "nothing from it was stored"
-                ) from exc
-    n_read, n_bad, n_new = counts
+    n_read, n_bad, n_new = run_record_pipeline(con, path, replaces=replaces)
     _refine_json_errors(con, path)
     withdrawn = _n_withdrawn(con, file_id) if replaces else 0
     return FileResult(
         str(path), kind, "loaded", n_read, n_read - n_bad, n_new, n_bad, "", withdrawn
     )
+
+
+def _run_step(name: str, fn: Callable[[], object]) -> object:
+    return fn()
+
+
+def run_record_pipeline(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    *,
+    replaces: bool,
+    step: Callable[[str, Callable[[], object]], object] = _run_step,
+) -> tuple[int, int, int]:
+    """Run the record pipeline's statements on the staged file; return (read, quarantined, new).
+
+    ``step(name, fn)`` runs each statement (the profiler times them).
+    """
+    counts = None
+    for name, sql in RECORD_PIPELINE.items():
+        if name == "new_checks" and replaces:
+            step("versions", lambda: _replace_older_versions(con, path, holds_nothing=False))
+        try:
+            if name == "counts":
+                counts = step(name, lambda sql=sql: con.execute(sql).fetchone())
+            else:
+                step(name, lambda sql=sql: con.execute(sql))
+        except duckdb.Error as exc:
+            raise StoreError(
+                f"could not store {path}: ingest step {name!r} failed: {_first_line(exc)}; "
+                "nothing from it was stored"
+            ) from exc
+    return counts
 
 
 def _refine_json_errors(con: duckdb.DuckDBPyConnection, path: Path) -> None:

@@ -425,27 +425,30 @@ SELECT rec, any_value(line_no) AS line_no, any_value(json_path) AS json_path,
            AS reason
 FROM bad_reasons GROUP BY rec;
 
--- name: file_checks
--- The file's good checks, one per natural key (the most direct record of it): what this version
--- of the file holds. A newer version of a file first withdraws what its older ones held and this
--- one does not (ingest_versions.sql, run here by the loader), then the rows below are inserted.
-CREATE OR REPLACE TEMP TABLE s_file_check AS
+-- name: file_rows
+-- The file's good checks and decisions with their natural keys, before duplicates are settled.
+CREATE OR REPLACE TEMP VIEW s_check_rows AS
+-- Only what the inserts read: the verdict's JSON text stays behind.
 SELECT md5(concat_ws(chr(31), run_id, step, attempt_raw::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
                      coalesce(model, ''))) AS check_id,
        rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
-       at_ts, recorded_in, is_truncated, truncation, n_questions
+       at_ts, recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END AS truncation, n_questions,
+       priority
+FROM s_check3 c ANTI JOIN s_bad b USING (rec)
+UNION ALL
+SELECT check_id, rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
+       at_ts, recorded_in, is_truncated, truncation, n_questions, priority
+FROM f_checks;
+CREATE OR REPLACE TEMP VIEW s_dec_rows AS
+SELECT md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
+                     coalesce(at_ts::VARCHAR, ''))) AS decision_id, d.*
 FROM (
-    -- Only what the inserts read: the verdict's JSON text stays behind.
-    SELECT rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
-           at_ts, recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END AS truncation, n_questions,
-           priority
-    FROM s_check3 c ANTI JOIN s_bad b USING (rec)
+    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+    FROM s_dec2 ANTI JOIN s_bad b USING (rec)
     UNION ALL
-    SELECT rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
-           at_ts, recorded_in, is_truncated, truncation, n_questions, priority
-    FROM f_checks
-)
-QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) = 1;
+    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+    FROM f_decisions
+) d;
 -- The staged answers in the answers table's columns (but check_id and question_id), by the record
 -- they came from.
 CREATE OR REPLACE TEMP VIEW s_staged_answers AS
@@ -461,18 +464,23 @@ FROM (
     SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM f_answers
 );
 
+-- name: file_checks
+-- The file's good checks, one per natural key (the most direct record of it): what this version
+-- of the file holds. A newer version of a file first withdraws what its older ones held and this
+-- one does not (ingest_versions.sql, run here by the loader), then the rows below are inserted.
+-- Only the rows that lose to another of their key are stored (by their place: a record and a
+-- path hold one verdict); the file's rows are a view, not a copy.
+CREATE OR REPLACE TEMP TABLE s_lose_check AS
+SELECT rec, path FROM (SELECT check_id, rec, path, priority FROM s_check_rows)
+QUALIFY row_number() OVER (PARTITION BY check_id ORDER BY priority, rec) > 1;
+CREATE OR REPLACE TEMP VIEW s_file_check AS
+SELECT * EXCLUDE (priority) FROM s_check_rows ANTI JOIN s_lose_check USING (rec, path);
+
 -- name: file_decisions
-CREATE OR REPLACE TEMP TABLE s_file_dec AS
-SELECT md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
-                     coalesce(at_ts::VARCHAR, ''))) AS decision_id, d.*
-FROM (
-    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
-    FROM s_dec2 ANTI JOIN s_bad b USING (rec)
-    UNION ALL
-    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
-    FROM f_decisions
-) d
-QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY rec) = 1;
+CREATE OR REPLACE TEMP TABLE s_lose_dec AS
+SELECT rec, path FROM (SELECT decision_id, rec, path FROM s_dec_rows)
+QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY rec) > 1;
+CREATE OR REPLACE TEMP VIEW s_file_dec AS SELECT * FROM s_dec_rows ANTI JOIN s_lose_dec USING (rec, path);
 
 -- name: file_runs
 CREATE OR REPLACE TEMP TABLE s_file_run AS
@@ -487,8 +495,10 @@ GROUP BY run_id;
 
 -- name: new_checks
 -- The file's checks the store does not hold yet.
-CREATE OR REPLACE TEMP TABLE s_new_check AS
-SELECT * FROM s_file_check ANTI JOIN checks c USING (check_id);
+-- The keys the store holds already, kept before the inserts (which the views are read after).
+CREATE OR REPLACE TEMP TABLE s_stored_check AS
+SELECT DISTINCT check_id FROM s_file_check SEMI JOIN checks USING (check_id);
+CREATE OR REPLACE TEMP VIEW s_new_check AS SELECT * FROM s_file_check ANTI JOIN s_stored_check USING (check_id);
 
 -- name: holds
 -- Rows this file holds that another file owns (ingest_versions.sql hands them over when that file
@@ -533,8 +543,9 @@ SELECT run_id, process_name, version_text, (SELECT file_id FROM s_ctx)
 FROM s_file_run ANTI JOIN runs USING (run_id);
 
 -- name: new_decisions
-CREATE OR REPLACE TEMP TABLE s_new_dec AS
-SELECT * FROM s_file_dec ANTI JOIN decisions x USING (decision_id);
+CREATE OR REPLACE TEMP TABLE s_stored_dec AS
+SELECT DISTINCT decision_id FROM s_file_dec SEMI JOIN decisions USING (decision_id);
+CREATE OR REPLACE TEMP VIEW s_new_dec AS SELECT * FROM s_file_dec ANTI JOIN s_stored_dec USING (decision_id);
 
 -- name: insert_decisions
 INSERT INTO decisions
@@ -565,3 +576,4 @@ SELECT
     (SELECT count(*) FROM s_bad) AS n_quarantined,
     (SELECT count(DISTINCT rec) FROM (
         SELECT rec FROM s_new_check UNION ALL SELECT rec FROM s_new_dec)) AS n_new;
+

@@ -25,7 +25,7 @@ CREATE OR REPLACE TEMP TABLE c_checks (
     rec BIGINT, line_no BIGINT, path VARCHAR, run_id VARCHAR, process_name VARCHAR, version_text VARCHAR,
     step VARCHAR, attempt_raw BIGINT, verdict VARCHAR, advisory BOOLEAN, model VARCHAR, at_ts TIMESTAMPTZ,
     recorded_in VARCHAR, is_truncated BOOLEAN, truncation JSON, n_questions BIGINT, priority INTEGER,
-    bad BOOLEAN);
+    bad BOOLEAN, check_id VARCHAR);
 CREATE OR REPLACE TEMP TABLE c_answers (
     rec BIGINT, path VARCHAR, position INTEGER, ask VARCHAR, kind VARCHAR, answer_num DOUBLE, answer_text VARCHAR,
     confidence_num DOUBLE, result_type VARCHAR, result_text VARCHAR,
@@ -138,7 +138,10 @@ SELECT c.rec, c.rec, c.path, c.run_id, c.process_name, c.version_text, c.step, c
            OR (c.v.advisory IS NOT NULL AND json_type(c.v.advisory) <> 'BOOLEAN')
            OR (c.v.model IS NOT NULL AND json_type(c.v.model) <> 'VARCHAR')
            OR c.attempt_raw IS NULL OR c.attempt_raw < 1 OR c.attempt_raw > 2147483647
-           OR (c.recorded_in = 'handoff.check' AND c.step IS NULL), true)
+           OR (c.recorded_in = 'handoff.check' AND c.step IS NULL), true),
+       -- The natural key, as the record pipeline computes it (s_pipe_checks).
+       md5(concat_ws(chr(31), c.run_id, c.step, c.attempt_raw::VARCHAR, coalesce(c.at_ts::VARCHAR, ''), c.verdict,
+                     coalesce(c.model, '')))
 FROM (
     SELECT *,
            json_string(v.verdict) AS verdict,

@@ -13,7 +13,7 @@
 
 -- name: nothing_held
 -- What a file that could not be read holds: nothing (the loader runs this one for such files only).
-CREATE OR REPLACE TEMP TABLE s_file_check AS
+CREATE OR REPLACE TEMP VIEW s_file_check AS
 SELECT NULL::VARCHAR AS check_id, NULL::BIGINT AS rec, NULL::VARCHAR AS path, NULL::VARCHAR AS process_name, NULL::VARCHAR AS version_text,
        NULL::BOOLEAN AS advisory, NULL::VARCHAR AS recorded_in, NULL::BOOLEAN AS is_truncated,
        NULL::JSON AS truncation, NULL::BIGINT AS n_questions
@@ -23,7 +23,7 @@ SELECT NULL::BIGINT AS rec, NULL::VARCHAR AS path, NULL::INTEGER AS position, NU
        NULL::DOUBLE AS p, NULL::VARCHAR AS name, NULL::INTEGER AS level, NULL::DOUBLE AS confidence,
        NULL::VARCHAR AS result
 LIMIT 0;
-CREATE OR REPLACE TEMP TABLE s_file_dec AS
+CREATE OR REPLACE TEMP VIEW s_file_dec AS
 SELECT NULL::VARCHAR AS decision_id, NULL::VARCHAR AS process_name, NULL::VARCHAR AS note, NULL::VARCHAR AS source
 LIMIT 0;
 CREATE OR REPLACE TEMP TABLE s_file_run AS
