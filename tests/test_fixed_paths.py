@@ -122,3 +122,23 @@ def test_rubric_paths_stop_at_the_declared_levels():
     assert len(paths) == len(RUBRIC.levels)
     for path in paths:
         assert parse_check([path.configs[-1][0].to_check_item()]) == path.configs[-1]
+
+
+def test_a_path_that_can_test_nothing_gets_no_share_of_delta():
+    # Level 2 passes: no answer reaches it with confidence, so its path has no testable candidate;
+    # the other two split delta. Which paths are dropped is read from counts, never from labels.
+    rng = np.random.default_rng(8)
+    data = _rubric(300, rng, missing=False)
+    data.answer[0][data.answer[0] == 2] = 1.0
+    paths = fp.fixed_paths(data, delta=0.1, alpha=0.15, beta=0.3)
+    assert [p.configs[0][0].pass_level for p in paths] == [0, 1]
+    assert all(p.delta == pytest.approx(0.05) for p in paths)
+    flipped = _data(
+        RUBRIC, data.answer[0], data.confidence[0], ~data.acceptable, data.forced_unsure
+    )
+    again = fp.fixed_paths(flipped, delta=0.1, alpha=0.15, beta=0.3)
+    assert [p.delta for p in again] == [p.delta for p in paths]
+    # Nothing testable anywhere: every path kept at its equal share (the status says why).
+    few = _rubric(8, rng, missing=False)
+    kept = fp.fixed_paths(few, delta=0.1, alpha=0.15, beta=0.3)
+    assert len(kept) == 3 and all(p.delta == pytest.approx(0.1 / 3) for p in kept)

@@ -49,13 +49,21 @@ def n_levels(data: StepData) -> int:
     return max(top, 2)
 
 
-def fixed_paths(data: StepData, *, delta: float) -> list[Path]:
+def fixed_paths(
+    data: StepData, *, delta: float, alpha: float | None = None, beta: float | None = None
+) -> list[Path]:
     """One path over the confidence threshold per pass level (rubric) or for the given lists (choice).
 
     A rubric gets a path for every ``pass`` level from 0 (everything
     confident passes) to the top level; each holds ``delta / K`` for ``K``
     paths. Candidates are the confidence thresholds of
     :data:`certify.GRID_SIZE` points from 1 down to 0.
+
+    Given ``alpha`` and ``beta``, a path none of whose candidates could be
+    rejected at its share (too few passes, or too few fails to test, on every
+    candidate: counts only, never labels) gets no share: ``delta`` is spread
+    over the paths that can certify something, and only those are returned
+    (all of them when none can).
     """
     q = data.questions[0]
     conf = np.asarray(data.confidence[0], float)
@@ -72,11 +80,26 @@ def fixed_paths(data: StepData, *, delta: float) -> list[Path]:
     else:
         codes = [q.decide(np.asarray(data.answer[0], dtype=object))]  # before the confidence
         makers = [lambda c: replace(q, confidence=c)]
-    share = delta / len(codes)
-    return [
-        _one_path(code, conf, usable, data, make, share)
+    paths = [
+        _one_path(code, conf, usable, data, make, delta / len(codes))
         for code, make in zip(codes, makers, strict=True)
     ]
+    if alpha is None or beta is None:
+        return paths
+    # Which paths can test anything depends on their share, and dropping one raises the others'
+    # share: repeat until every path left can. Labels play no part: shares are fixed before a test.
+    live = paths
+    while True:
+        keep = [p for p in live if p.testable(alpha=alpha, beta=beta).any()]
+        if not keep:
+            for p in paths:
+                p.delta = delta / len(paths)
+            return paths
+        if len(keep) == len(live):
+            return live
+        live = keep
+        for p in live:
+            p.delta = delta / len(live)
 
 
 def _one_path(

@@ -471,12 +471,17 @@ def joint_path(
         testable &= can | _never_fail(data, layout, keys)
     if not testable.any():
         testable[:] = True  # nothing testable: keep the full front (status says why)
-    order = np.lexsort((-coverage, risk))
-    front, best_cov = [], -1
+    # Ordered by risk; a candidate stays if it decides more than every less risky one, or, within
+    # the limits on the search part, as many and passes more (more of it without rework).
+    order = np.lexsort((-n_p, -coverage, risk))
+    front, best_cov, best_pass = [], -1.0, -1.0
     for k in order:
-        if testable[k] and coverage[k] > best_cov:
+        more = coverage[k] > best_cov
+        if testable[k] and (
+            more or (coverage[k] == best_cov and n_p[k] > best_pass and risk[k] <= 1)
+        ):
             front.append(k)
-            best_cov = coverage[k]
+            best_cov, best_pass = coverage[k], n_p[k]
     configs = [_config(data, layout, keys[k]) for k in front]
     if ("certify", search_fraction, seed) not in data.cache:
         data.cache[("certify", search_fraction, seed)] = data.subset(cert)

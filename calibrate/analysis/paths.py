@@ -93,7 +93,8 @@ class Path:
 
         Every rejected candidate is certified (all at once, with probability
         at least ``1 - delta`` of the path); the one chosen decides the most
-        submissions on the certification data (the loosest, on ties).
+        submissions on the certification data, then passes the most, then is
+        the loosest.
         """
         pp, pf, p = self.pvalues(alpha=alpha, beta=beta)
         tested = self.testable(alpha=alpha, beta=beta)
@@ -105,8 +106,11 @@ class Path:
         levels[order], certified[order] = lv, rej
         chosen = None
         if certified.any():
+            # The most decided; among those the most passed (a pass is where a check saves the
+            # most work), then the loosest.
             decided = np.where(certified, self.n_pass + self.n_fail, -1)
-            chosen = int(np.flatnonzero(decided == decided.max())[-1])
+            passed = np.where(decided == decided.max(), self.n_pass, -1)
+            chosen = int(np.flatnonzero(passed == passed.max())[-1])
         frame = pd.DataFrame(
             {
                 "side": self.side,

@@ -343,9 +343,9 @@ def find_thresholds(
     ``1 - delta`` over the labeled sample, the suggested configuration's
     false-pass rate is at most ``alpha`` and its false-fail rate at most
     ``beta`` (both at once), provided future submissions are exchangeable with
-    the labeled ones and error rates do not fall as thresholds loosen. Among
-    the candidates that qualify, the loosest on the path is chosen (the most
-    decided without a person). No candidate may qualify.
+    the labeled ones. Among the certified candidates, the one deciding the
+    most without a person is chosen, then the one passing the most. No
+    candidate may qualify.
 
     Parameters
     ----------
@@ -429,7 +429,9 @@ def find_thresholds(
         # bound): it can step round a cluster of confident mistakes that a fixed path walks into.
         union = data.n >= FIXED_ONLY_BELOW
         method = "fixed_and_learned_paths" if union else "fixed_paths"
-        paths = fixed_paths.fixed_paths(data, delta=delta / 2 if union else delta)
+        paths = fixed_paths.fixed_paths(
+            data, delta=delta / 2 if union else delta, alpha=alpha, beta=beta
+        )
         runs = [(p, *p.run(alpha=alpha, beta=beta), data.n) for p in paths]
         if union:
             path, search, cert = joint_path(
@@ -438,12 +440,16 @@ def find_thresholds(
             )  # fmt: skip
             n_search, n_cert = search.size, cert.size
             runs.append((path, *path.run(alpha=alpha, beta=beta), cert.size))
-        best, winner = -1.0, None
+        best, winner = (-1.0, -1.0), None
         for k, (path, chosen, frame, n_on) in enumerate(runs):
             frames.append(frame.assign(path=k))
+            if chosen is None:
+                continue
             # Shares, not counts: the learned path is counted on its certification part only.
-            if chosen is not None and (path.n_pass[chosen] + path.n_fail[chosen]) / n_on > best:
-                best, winner = (path.n_pass[chosen] + path.n_fail[chosen]) / n_on, k
+            # The most decided wins, then the most passed (as along one path).
+            share = ((path.n_pass[chosen] + path.n_fail[chosen]) / n_on, path.n_pass[chosen] / n_on)
+            if share > best:
+                best, winner = share, k
                 suggested = path.configs[chosen]
         if winner is not None and winner < len(paths):
             n_search, n_cert = 0, data.n  # certified by a fixed path, on every label
