@@ -180,8 +180,9 @@ class Sample:
     def step_data(self, idx: np.ndarray | None = None) -> StepData:
         """The sample (or rows ``idx`` of it) as the threshold search takes it.
 
-        A choice question is marked as having no known lists, so the search
-        learns its ``pass`` and ``unsure`` lists as well as its confidence.
+        A choice question's lists are its declared ones (today's thresholds,
+        as a process file gives them: check-1 requires ``pass``); the study
+        searches with ``relearn_lists=True``, so the search may relearn them.
         """
         idx = np.arange(self.n) if idx is None else np.asarray(idx)
         n = idx.size
@@ -190,7 +191,7 @@ class Sample:
             step=f"{self.qset}/{self.evaluator}",
             model="simulated",
             questions=list(self.questions),
-            known=[q.kind is not Kind.CHOICE for q in self.questions],
+            known=[True] * len(self.questions),
             check_id=np.arange(n).astype(str),
             acceptable=self.acceptable[idx],
             answer=[a[idx] for a in self.answer],

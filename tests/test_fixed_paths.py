@@ -49,7 +49,8 @@ def _choice(n: int, rng: np.random.Generator) -> th.StepData:
 def test_counts_are_the_rule_replayed(make):
     data = make(400, np.random.default_rng(3))
     paths = fp.fixed_paths(data, delta=0.1)
-    assert len(paths) == (3 if data.questions[0].kind is Kind.RUBRIC else 1)
+    # A choice: its lists, and the same pass list with "hedges" unsure (a check that never fails).
+    assert len(paths) == (3 if data.questions[0].kind is Kind.RUBRIC else 2)
     for path in paths:
         assert path.delta == pytest.approx(0.1 / len(paths))
         assert (np.diff(path.n_pass) >= 0).all() and (np.diff(path.n_fail) >= 0).all()
@@ -57,7 +58,8 @@ def test_counts_are_the_rule_replayed(make):
             r = sd.replay(config, data)
             got = (path.n_pass[i], path.false_pass[i], path.n_fail[i], path.false_fail[i])
             assert got == (r.n_pass, r.false_pass, r.n_fail, r.false_fail), config
-            assert path.never_fails[i] == (not sd.can_fail(config))
+            # A missing answer fails under check-1 whatever the lists say.
+            assert path.never_fails[i] == (not sd.can_fail(config) and r.n_fail == 0)
 
 
 def test_one_rubric_question_certifies_on_every_label():
@@ -88,10 +90,17 @@ def test_one_rubric_question_certifies_on_every_label():
     assert (res.n_search > 0) == (won == 3) and learned.any()
 
 
-def test_choice_with_relearned_lists_keeps_the_learned_path():
-    data = _choice(600, np.random.default_rng(8))
-    res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3)
+def test_choice_with_relearned_lists_keeps_the_given_lists_beside_the_learned_path():
+    data = _choice(1200, np.random.default_rng(8))
+    res = th.find_thresholds(data.subset(np.arange(600)), alpha=0.1, delta=0.1, beta=0.3)
     assert res.method == "fixed_and_learned_paths"
+    # Relearned lists: the learned path (the last) runs at every size, beside the given lists
+    # until LEARNED_ONLY_FROM labels, alone from there.
+    for n in (150, 600):
+        res = th.find_thresholds(data.subset(np.arange(n)), alpha=0.1, delta=0.1, beta=0.3,
+                                 relearn_lists=True)  # fmt: skip
+        assert res.method == "fixed_and_learned_paths" and res.candidates["path"].nunique() >= 2
+    assert th.LEARNED_ONLY_FROM <= 1200
     res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3, relearn_lists=True)
     assert res.method == "learned_path" and res.n_search > 0
 

@@ -30,14 +30,19 @@ from calibrate.analysis.step_data import StepData, can_fail
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
 
-def applies(data: StepData, *, relearn_lists: bool) -> bool:
-    """Whether the step's check is one rubric question, or one choice question with known lists."""
+def applies(data: StepData) -> bool:
+    """Whether the step's check is one rubric question, or one choice question with known lists.
+
+    Relearned choice lists need a path learned on a split; the process
+    file's lists still give fixed paths beside it (and alone when the labels
+    are too few to learn lists from).
+    """
     if len(data.questions) != 1:
         return False
     q = data.questions[0]
     if q.kind is Kind.RUBRIC:
         return True
-    return q.kind is Kind.CHOICE and data.known[0] and not relearn_lists
+    return q.kind is Kind.CHOICE and data.known[0]
 
 
 def n_levels(data: StepData) -> int:
@@ -55,7 +60,9 @@ def fixed_paths(
     """One path over the confidence threshold per pass level (rubric) or for the given lists (choice).
 
     A rubric gets a path for every ``pass`` level from 0 (everything
-    confident passes) to the top level; each holds ``delta / K`` for ``K``
+    confident passes) to the top level; a choice gets its given lists and,
+    when those fail some names, the same ``pass`` list with every other name
+    unsure (a check that never fails). Each holds ``delta / K`` for ``K``
     paths. Candidates are the confidence thresholds of
     :data:`certify.GRID_SIZE` points from 1 down to 0.
 
@@ -78,8 +85,16 @@ def fixed_paths(
             lambda c, L=L: replace(q, pass_level=L, confidence=c, levels=texts) for L in range(k)
         ]
     else:
-        codes = [q.decide(np.asarray(data.answer[0], dtype=object))]  # before the confidence
-        makers = [lambda c: replace(q, confidence=c)]
+        # The given lists, and where they fail some names, the same pass list with every other
+        # name unsure: a check that fails nothing needs no false-fail test, which few fails
+        # cannot pass. Both are read from the process file, never from the labels.
+        variants = [q]
+        others = tuple(n for n in q.one_of if n not in q.pass_names)
+        if set(others) - set(q.unsure_names):
+            variants.append(replace(q, unsure_names=others))
+        answers = np.asarray(data.answer[0], dtype=object)
+        codes = [v.decide(answers) for v in variants]  # before the confidence
+        makers = [lambda c, v=v: replace(v, confidence=c) for v in variants]
     paths = [
         _one_path(code, conf, usable, data, make, delta / len(codes))
         for code, make in zip(codes, makers, strict=True)

@@ -148,6 +148,9 @@ MAX_LABELS = needed_mod.MAX_LABELS
 #: One rubric or choice question: below this many labels only the fixed paths run (a split
 #: would leave too few labels to learn an order from or to certify it with).
 FIXED_ONLY_BELOW = 250
+#: One choice question with relearned lists: below this many labels its given lists run as fixed
+#: paths beside the learned path (each at half of delta); from here the learned path runs alone.
+LEARNED_ONLY_FROM = 1000
 #: Statuses of a step's search.
 STATUSES = ("ok", "insufficient_data", "unattainable")
 
@@ -399,7 +402,11 @@ def find_thresholds(
     frames: list[pd.DataFrame] = []
     suggested: list[Question] | None = None
     n_search, n_cert = 0, data.n
-    fixed = not single and fixed_paths.applies(data, relearn_lists=relearn_lists)
+    relearn = relearn_lists and len(data.questions) == 1 and data.questions[0].kind is Kind.CHOICE
+    # Relearned choice lists on enough labels: the learned path alone (the given lists add little).
+    fixed = (
+        not single and fixed_paths.applies(data) and not (relearn and data.n >= LEARNED_ONLY_FROM)
+    )
     method = "fixed_sequence" if single else "learned_path"
     # One yes/no question: two paths, delta split between them (Bonferroni), most of it to the
     # passes. A joint path: one test of both rates at once (intersection-union), the full delta.
@@ -427,7 +434,8 @@ def find_thresholds(
         # One rubric or choice question: paths known before the labels, every label certifies.
         # With enough labels a path learned on a split joins them at half of delta (union
         # bound): it can step round a cluster of confident mistakes that a fixed path walks into.
-        union = data.n >= FIXED_ONLY_BELOW
+        # Relearned choice lists always need the learned path; the given lists are the prior.
+        union = data.n >= FIXED_ONLY_BELOW or relearn
         method = "fixed_and_learned_paths" if union else "fixed_paths"
         paths = fixed_paths.fixed_paths(
             data, delta=delta / 2 if union else delta, alpha=alpha, beta=beta
