@@ -16,6 +16,10 @@ MIN_N = 20
 #: The default guarantee: false passes <= alpha and false fails <= beta, with probability >= 1 - delta.
 DEFAULT_ALPHA, DEFAULT_DELTA, DEFAULT_BETA = 0.05, 0.1, 0.2
 
+#: Labels needed: a useful check decides this share alone, and the advised total certifies one in
+#: this share of resampled cases (see calibrate.analysis.needed).
+NEEDED_SHARE, NEEDED_PROBABILITY = 0.5, 0.8
+
 #: The alphas of the default trade-off table.
 TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
 

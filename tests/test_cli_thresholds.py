@@ -190,3 +190,14 @@ def test_one_conflict_is_one_check(tmp_path):
     assert runner.invoke(app, ["ingest", "--db", db, str(tmp_path)]).exit_code == 0
     res = runner.invoke(app, ["thresholds", "--db", db])
     assert "p/s: 1 check had conflicting decisions; the latest counts" in res.stderr
+
+
+def test_needed_share_and_probability_are_checked_and_passed_on(store):
+    bad = runner.invoke(app, ["thresholds", "--db", store, "--needed-probability", "1.5"])
+    assert bad.exit_code == 2 and "--needed-probability must be in (0, 1)" in bad.output
+    res = runner.invoke(app, ["thresholds", "--db", store, "--format", "json", "--needed-share",
+                              "0.3", "--needed-probability", "0.5"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    by_step = {s["step"]: s for s in json.loads(res.stdout)["steps"]}
+    need = by_step[HOSTILE_STEP]["needed_labels"]
+    assert (need["share"], need["probability"]) == (0.3, 0.5)

@@ -55,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis.step_data import StepData
+from calibrate.defaults import NEEDED_PROBABILITY, NEEDED_SHARE
 
 __all__ = [
     "DEFAULT_PROBABILITY", "DEFAULT_RESAMPLES", "DEFAULT_SHARE", "MAX_LABELS", "NeededLabels",
@@ -62,11 +63,11 @@ __all__ = [
 ]  # fmt: skip
 
 #: The probability the advised total carries by default: the search certifies in 8 of 10 cases.
-DEFAULT_PROBABILITY = 0.8
+DEFAULT_PROBABILITY = NEEDED_PROBABILITY
 #: Resampled datasets per total.
 DEFAULT_RESAMPLES = 10
 #: The share of submissions a useful check decides alone (readiness' ``min_coverage``).
-DEFAULT_SHARE = 0.5
+DEFAULT_SHARE = NEEDED_SHARE
 #: No estimate beyond this many labels: ``unattainable`` (the same cap as the search's).
 MAX_LABELS = 1_000_000
 #: No total beyond this many times today's labels is tried (nor beyond MAX_LABELS).

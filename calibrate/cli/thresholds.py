@@ -30,7 +30,15 @@ from calibrate.cli.options import (
     require_match,
 )
 from calibrate.cli.render import echo_json, write_csv
-from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, MIN_N, TRADEOFF_ALPHAS
+from calibrate.defaults import (
+    DEFAULT_ALPHA,
+    DEFAULT_BETA,
+    DEFAULT_DELTA,
+    MIN_N,
+    NEEDED_PROBABILITY,
+    NEEDED_SHARE,
+    TRADEOFF_ALPHAS,
+)  # fmt: skip
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.profile import Kind, Question
@@ -85,6 +93,20 @@ def thresholds_command(
             help="Also the trade-off over a range of alpha (table, json; csv prints its rows).",
         ),
     ] = False,
+    needed_share: Annotated[
+        float,
+        typer.Option(
+            "--needed-share",
+            help="Labels needed: the share of submissions a useful check decides alone.",
+        ),
+    ] = NEEDED_SHARE,
+    needed_probability: Annotated[
+        float,
+        typer.Option(
+            "--needed-probability",
+            help="Labels needed: how often the advised total must certify such a check.",
+        ),
+    ] = NEEDED_PROBABILITY,
     fmt: ThresholdsFormat = Format.table,
 ) -> None:
     """Suggest thresholds per checked step, certified: false passes <= alpha, false fails <= beta.
@@ -95,9 +117,16 @@ def thresholds_command(
     among such thresholds, the ones that leave the least to a person. Only
     the latest evaluator model's checks count, unless --model names one.
     --format yaml prints a check: block per step to paste into the process
-    file; --tradeoff --format csv prints the trade-off's rows. See
-    docs/method.md for the method and its assumptions.
+    file; --tradeoff --format csv prints the trade-off's rows. Where too
+    few labels certify anything, the labels needed are the smallest total at
+    which the search, rerun on resampled labels, certifies a check deciding
+    at least --needed-share alone in --needed-probability of the resamples.
+    See docs/method.md for the method and its assumptions.
     """
+    for name, value in (("--needed-share", needed_share),
+                        ("--needed-probability", needed_probability)):  # fmt: skip
+        if not 0.0 < value < 1.0:
+            raise UsageError(f"{name} must be in (0, 1), got {value}")
     if tradeoff:
         require_format(
             fmt, "thresholds --tradeoff", Format.table, Format.json, Format.csv,
@@ -116,7 +145,8 @@ def thresholds_command(
         note_left_out(con, filters)
         report = lib.suggest_from_store(
             con, filters, alpha=alpha, delta=delta, beta=beta, model=model,
-            relearn_lists=relearn_lists, seed=seed,
+            relearn_lists=relearn_lists, seed=seed, needed_share=needed_share,
+            needed_probability=needed_probability,
         )  # fmt: skip
     finally:
         con.close()
