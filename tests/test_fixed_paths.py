@@ -151,3 +151,20 @@ def test_a_path_that_can_test_nothing_gets_no_share_of_delta():
     few = _rubric(8, rng, missing=False)
     kept = fp.fixed_paths(few, delta=0.1, alpha=0.15, beta=0.3)
     assert len(kept) == 3 and all(p.delta == pytest.approx(0.1 / 3) for p in kept)
+
+
+def test_the_learned_path_offers_no_pass_level_past_the_declared_ones():
+    # A pass level equal to the number of levels passes nothing and cannot be written in a process
+    # file. "Fail everything confident" scores well where few submissions are acceptable; it is
+    # no option of the search at all (before, only the rule "passes must be testable" kept it out).
+    from calibrate.analysis.learned_path import joint_path
+
+    rng = np.random.default_rng(9)
+    ok = rng.random(600) < 0.1
+    level = rng.integers(0, 3, 600).astype(float)
+    data = _data(RUBRIC, level, np.round(rng.beta(5, 1.5, 600), 2), ok, np.zeros(600, bool))
+    path, _, _ = joint_path(data, alpha=0.1, delta=0.1, beta=0.3, relearn_lists=False,
+                            search_fraction=0.5, seed=0)  # fmt: skip
+    for config in path.configs:
+        assert config[0].pass_level < len(RUBRIC.levels)
+        assert parse_check([config[0].to_check_item()]) == config

@@ -26,7 +26,7 @@ import numpy as np
 
 from calibrate.analysis import certify
 from calibrate.analysis.paths import Path, describe_config, loosest_pass
-from calibrate.analysis.step_data import StepData, can_fail
+from calibrate.analysis.step_data import StepData, can_fail, rubric_levels
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
 
@@ -46,12 +46,8 @@ def applies(data: StepData) -> bool:
 
 
 def n_levels(data: StepData) -> int:
-    """Levels of the single rubric question: as declared, or as many as were answered."""
-    q, lv = data.questions[0], data.answer[0].astype(float)
-    if q.levels:
-        return len(q.levels)  # a pass level the process file cannot hold is no candidate
-    top = int(np.nanmax(lv)) + 1 if np.isfinite(lv).any() else 2
-    return max(top, 2)
+    """Levels of the single rubric question (:func:`~calibrate.analysis.step_data.rubric_levels`)."""
+    return rubric_levels(data.questions[0], data.answer[0])
 
 
 def fixed_paths(

@@ -18,7 +18,7 @@ import pandas as pd
 
 from calibrate.analysis import certify
 from calibrate.analysis.paths import Path, describe_config
-from calibrate.analysis.step_data import StepData, can_fail, replay_cached
+from calibrate.analysis.step_data import StepData, can_fail, replay_cached, rubric_levels
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
 # ----- learned paths: block coordinate ascent on a Lagrangian, on the search part
@@ -178,12 +178,9 @@ def _layout(data: StepData, search: np.ndarray, *, relearn_lists: bool) -> _Layo
         c_vals = np.r_[-np.inf, _grid(cs, _N_CONF_VALUES)]
         if q.kind is Kind.RUBRIC:
             lv = ans.astype(float)
-            top = int(np.nanmax(lv)) + 1 if np.isfinite(lv).any() else 2
-            levels[i] = max(len(q.levels), top, 2)
+            levels[i] = rubric_levels(q, lv)
             score[i] = lv
-            opts = [
-                {"level": float(L), "confidence": c} for L in range(levels[i] + 1) for c in c_vals
-            ]
+            opts = [{"level": float(L), "confidence": c} for L in range(levels[i]) for c in c_vals]
         elif relearn_lists or not data.known[i]:
             relearn.add(i)
             s_names, s_ok = ans[search], data.acceptable[search]

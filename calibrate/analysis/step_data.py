@@ -479,6 +479,20 @@ def replay(questions: Sequence[Question], data: StepData) -> Rates:
     return Rates.of(verdict_codes(questions, data), data.acceptable)
 
 
+def rubric_levels(question: Question, level: np.ndarray) -> int:
+    """Levels a rubric question's ``pass`` may name: as declared, else as many as were answered.
+
+    A pass level at or past the count would pass nothing and cannot be
+    written in a process file (check-1: ``pass`` is a 0-based level), so
+    no search offers one.
+    """
+    if question.levels:
+        return len(question.levels)
+    lv = np.asarray(level, float)
+    top = int(np.nanmax(lv)) + 1 if np.isfinite(lv).any() else 2
+    return max(top, 2)
+
+
 def can_fail(questions: Sequence[Question]) -> bool:
     """Whether any submission could get the verdict ``fail`` under ``questions``.
 
