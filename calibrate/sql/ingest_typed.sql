@@ -205,22 +205,31 @@ WITH checked AS (
     SELECT s.rec, s.step, s.ordinal FROM t_step s
     WHERE s.sd."check" IS NOT NULL OR len(s.sd.history) > 0 OR s.sd.escalation IS NOT NULL
 ),
+-- Only the fields the decision needs travel on (not the step's whole value), and the steps
+-- that name the step they review skip the search for it.
 approvals AS (
+    SELECT s.rec, s.run_id, s.process_name, s.step, s.ordinal, json_string(s.sd.reviews) AS named,
+           s.sd.decision AS decision_json, s.sd.by AS by_json, s.sd."at" AS at_json, s.sd.note AS note_json
+    FROM t_step s
+    WHERE s.sd.decision IS NOT NULL
+),
+reviewed AS (
+    SELECT *, named AS reviewed FROM approvals WHERE named IS NOT NULL
+    UNION ALL
     SELECT s.*,
            coalesce(
-               json_string(s.sd.reviews),
                (SELECT arg_max(c.step, c.ordinal) FROM checked c WHERE c.rec = s.rec AND c.ordinal < s.ordinal),
                -- Keys written in another order (sorted): the run's only checked step.
                (SELECT any_value(c.step) FROM checked c WHERE c.rec = s.rec HAVING count(*) = 1)
-           ) AS reviewed
-    FROM t_step s
-    WHERE s.sd.decision IS NOT NULL
+           )
+    FROM approvals s
+    WHERE named IS NULL
 )
 SELECT ap.rec, ap.run_id, ap.process_name, '$.steps.' || ap.step AS path, ap.reviewed AS step,
        (SELECT a.current_attempt FROM t_step a WHERE a.rec = ap.rec AND a.step = ap.reviewed) AS attempt,
-       ap.sd.decision AS decision_json, ap.sd.by AS by_json, ap.sd."at" AS at_json, ap.sd.note AS note_json,
+       ap.decision_json, ap.by_json, ap.at_json, ap.note_json,
        'approve step' AS source
-FROM approvals ap
+FROM reviewed ap
 UNION ALL
 SELECT h.rec, h.run_id, h.process_name, '$.steps.' || h.step || '.history[' || h.idx || ']', h.step,
        CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
