@@ -28,8 +28,7 @@ CREATE OR REPLACE TEMP TABLE c_checks (
     bad BOOLEAN, check_id VARCHAR);
 CREATE OR REPLACE TEMP TABLE c_answers (
     rec BIGINT, path VARCHAR, position INTEGER, ask VARCHAR, kind VARCHAR, answer_num DOUBLE, answer_text VARCHAR,
-    confidence_num DOUBLE, result_type VARCHAR, result_text VARCHAR,
-    q_null BOOLEAN, answer_type VARCHAR, has_confidence BOOLEAN);
+    confidence_num DOUBLE, result_type VARCHAR, result_text VARCHAR, bad BOOLEAN);
 CREATE OR REPLACE TEMP TABLE c_decisions (
     rec BIGINT, line_no BIGINT, path VARCHAR, run_id VARCHAR, process_name VARCHAR, step VARCHAR, attempt BIGINT,
     decision VARCHAR, decided_by VARCHAR, at_ts TIMESTAMPTZ, note VARCHAR, source VARCHAR,
@@ -154,38 +153,43 @@ FROM (
 ) c;
 
 -- name: questions
+-- Each answer with the record pipeline's bad_questions rules as one flag (computed with the
+-- typed columns, once: a filter over them would compute each column again for every rule).
 INSERT INTO c_answers
-SELECT rec, path, position,
-       json_string(q.ask) AS ask,
-       json_string(q.kind) AS kind,
-       json_number(q.answer) AS answer_num,
-       (q.answer->>'$') AS answer_text,
-       json_number(q.confidence) AS confidence_num,
-       json_type(q.result) AS result_type,
-       (q.result->>'$') AS result_text,
-       q IS NULL AS q_null,
-       json_type(q.answer) AS answer_type,
-       q.confidence IS NOT NULL AS has_confidence
+SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text,
+       coalesce(q_null
+           OR coalesce(trim(ask), '') = ''
+           OR coalesce(kind, '') NOT IN ('yes_no', 'choice', 'rubric')
+           OR answer_type IS NULL
+           OR (kind = 'yes_no' AND (answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT') OR answer_num IS NULL
+                                    OR isnan(answer_num) OR isinf(answer_num) OR answer_num < 0 OR answer_num > 1))
+           OR (kind = 'choice' AND (answer_type <> 'VARCHAR' OR trim(answer_text) = ''))
+           OR (kind = 'rubric' AND NOT is_level(answer_type, answer_num))
+           OR (has_confidence AND (confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
+                                   OR confidence_num < 0 OR confidence_num > 1))
+           OR (result_type IS NOT NULL AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')), true)
 FROM (
-    SELECT rec, path, (generate_subscripts(v.questions, 1) - 1)::INTEGER AS position, unnest(v.questions) AS q
-    FROM t_check WHERE len(v.questions) > 0
+    SELECT rec, path, position,
+           json_string(q.ask) AS ask,
+           json_string(q.kind) AS kind,
+           json_number(q.answer) AS answer_num,
+           (q.answer->>'$') AS answer_text,
+           json_number(q.confidence) AS confidence_num,
+           json_type(q.result) AS result_type,
+           (q.result->>'$') AS result_text,
+           q IS NULL AS q_null,
+           json_type(q.answer) AS answer_type,
+           q.confidence IS NOT NULL AS has_confidence
+    FROM (
+        SELECT rec, path, (generate_subscripts(v.questions, 1) - 1)::INTEGER AS position, unnest(v.questions) AS q
+        FROM t_check WHERE len(v.questions) > 0
+    )
 );
 
 -- name: bad_questions
--- The record pipeline's bad_questions rules, as one flag per record.
+-- The records any rule flags.
 INSERT INTO c_slow
-SELECT DISTINCT rec FROM c_answers
-WHERE coalesce(q_null
-   OR coalesce(trim(ask), '') = ''
-   OR coalesce(kind, '') NOT IN ('yes_no', 'choice', 'rubric')
-   OR answer_type IS NULL
-   OR (kind = 'yes_no' AND (answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT') OR answer_num IS NULL
-                            OR isnan(answer_num) OR isinf(answer_num) OR answer_num < 0 OR answer_num > 1))
-   OR (kind = 'choice' AND (answer_type <> 'VARCHAR' OR trim(answer_text) = ''))
-   OR (kind = 'rubric' AND NOT is_level(answer_type, answer_num))
-   OR (has_confidence AND (confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
-                           OR confidence_num < 0 OR confidence_num > 1))
-   OR (result_type IS NOT NULL AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')), true)
+SELECT DISTINCT rec FROM c_answers WHERE bad
 UNION
 SELECT rec FROM c_answers WHERE ask IS NOT NULL GROUP BY rec, path, ask HAVING count(*) > 1
 UNION
