@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m benchmarks.profile_ingest --runs 100000 [--record-pipeline-only]
+    python -m benchmarks.profile_ingest --runs 100000 [--record-pipeline-only] [--explain NAME]
 
 Loads the cached export's ``runs.jsonl`` into a fresh store the way
 :func:`calibrate.ingest.ingest_file` does: the typed lane
@@ -11,7 +11,8 @@ Loads the cached export's ``runs.jsonl`` into a fresh store the way
 and inserts everything, in one transaction. Prints wall and CPU seconds per
 statement (CPU counts every thread of this process) and the store's row counts.
 ``--record-pipeline-only`` stages every line for the record pipeline instead,
-as ingest does when the typed lane cannot read a file.
+as ingest does when the typed lane cannot read a file. ``--explain NAME`` prints
+DuckDB's profile (operator tree with times) of the statements of that name.
 """
 
 from __future__ import annotations
@@ -37,24 +38,30 @@ def _cpu() -> float:
 class Timer:
     """Wall and CPU seconds of named steps, in the order they ran."""
 
-    def __init__(self) -> None:
+    def __init__(self, con=None, explain: str | None = None) -> None:  # noqa: ANN001
         self.rows: list[tuple[str, float, float]] = []
+        self.con, self.explain = con, explain
 
     def __call__(self, name: str, fn):  # noqa: ANN001, ANN204 - a tiny helper
+        explain = self.explain is not None and name.endswith(f": {self.explain}")
+        if explain:
+            self.con.execute("SET enable_profiling = 'query_tree'")
         wall, cpu = time.perf_counter(), _cpu()
         out = fn()
         self.rows.append((name, time.perf_counter() - wall, _cpu() - cpu))
+        if explain:
+            self.con.execute("SET enable_profiling = 'no_output'")
         return out
 
 
-def profile(runs_jsonl: Path, db: Path, *, lane: bool) -> Timer:
+def profile(runs_jsonl: Path, db: Path, *, lane: bool, explain: str | None = None) -> Timer:
     """Load ``runs_jsonl`` into a fresh store at ``db``, timing every statement."""
     import calibrate.ingest as ing
     from calibrate.ingest import lines as staging
     from calibrate.store import connect
 
-    timer = Timer()
     con = connect(db)
+    timer = Timer(con, explain)
     n_lines = timer("sha256 and line count", lambda: ing._scan(runs_jsonl)).lines
     con.execute(ing.RECORD_PIPELINE["macros"])
     con.execute(ing.TYPED_LANE["empty"])
@@ -97,12 +104,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="Stage every line for the record pipeline (no typed lane).",
     )
+    p.add_argument("--explain", help="Print DuckDB's profile of the statements of this name.")
     args = p.parse_args(argv)
     inputs.ensure(args.cache, args.runs, seed=args.seed)
     folder = inputs.export_dir(args.cache, args.runs, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         timer = profile(
-            folder / "runs.jsonl", Path(tmp) / "store.duckdb", lane=not args.record_pipeline_only
+            folder / "runs.jsonl",
+            Path(tmp) / "store.duckdb",
+            lane=not args.record_pipeline_only,
+            explain=args.explain,
         )
     width = max(len(n) for n, _, _ in timer.rows)
     total_wall = sum(w for _, w, _ in timer.rows)
