@@ -468,7 +468,7 @@ def _typed_lane(con: duckdb.DuckDBPyConnection, path: Path, n_lines: int) -> np.
 
 
 #: The typed lane's working tables (its candidates are in c_* tables, see ingest_typed.sql).
-LANE_WORK_TABLES = ("t_doc", "t_step", "t_hist")
+LANE_WORK_TABLES = ("t_doc", "t_step", "t_hist", "t_handoff")
 
 
 def _drop_tables(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> None:

@@ -87,6 +87,13 @@ FROM (
            unnest(map_values(d.steps)) AS sd
     FROM t_doc d JOIN c_runs r ON r.rec = d.rowid + 1
 );
+-- What else is read from the documents, so that they can go now (half of the lane's memory:
+-- beyond the cap DuckDB spills what is left to disk). Records that are not run documents
+-- (verdict lines, decisions, anything else) go to the record pipeline.
+CREATE OR REPLACE TEMP TABLE t_handoff AS
+SELECT c.*, d.handoff FROM t_doc d JOIN c_runs c ON c.rec = d.rowid + 1 WHERE d.handoff."check" IS NOT NULL;
+INSERT INTO c_slow SELECT rowid + 1 FROM t_doc WHERE steps IS NULL;
+DROP TABLE t_doc;
 
 -- name: history
 CREATE OR REPLACE TEMP TABLE t_hist AS
@@ -120,7 +127,7 @@ SELECT r.rec, r.run_id, r.process_name, r.version_text, '$.handoff.check',
        coalesce((SELECT a.current_attempt FROM t_step a
                  WHERE a.rec = r.rec AND a.step = (r.handoff.step->>'$') AND json_type(r.handoff.step) = 'VARCHAR'), 1),
        'handoff.check', 4, r.handoff."check"
-FROM (SELECT c.*, d.handoff FROM t_doc d JOIN c_runs c ON c.rec = d.rowid + 1 WHERE d.handoff."check" IS NOT NULL) r;
+FROM t_handoff r;
 
 -- name: checks_typed
 INSERT INTO c_checks
@@ -197,9 +204,7 @@ SELECT rec FROM c_checks WHERE bad
 UNION
 SELECT rec FROM t_step WHERE bad_attempt OR current_attempt IS NULL
 UNION
--- Not run documents (verdict lines, decisions, anything else), and runs without a usable id.
-SELECT rowid + 1 FROM t_doc WHERE steps IS NULL
-UNION
+-- Runs without a usable id.
 SELECT rec FROM c_runs WHERE run_id IS NULL OR run_id = '';
 
 -- name: decisions
