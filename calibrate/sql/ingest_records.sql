@@ -39,6 +39,13 @@ CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
 CREATE OR REPLACE TEMP MACRO json_string(j) AS (CASE WHEN json_type(j) = 'VARCHAR' THEN (j->>'$') END);
 CREATE OR REPLACE TEMP MACRO json_id(j) AS (
     CASE WHEN json_type(j) IN ('VARCHAR', 'UBIGINT', 'BIGINT') THEN (j->>'$') END);
+-- The natural keys of a check and of a decision (md5 text; concat_ws skips a NULL).
+CREATE OR REPLACE TEMP MACRO check_key(run_id, step, attempt, at_ts, verdict, model) AS (
+    md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
+                  coalesce(model, ''))));
+CREATE OR REPLACE TEMP MACRO decision_key(run_id, step, attempt, decision, decided_by, at_ts) AS (
+    md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
+                  coalesce(at_ts::VARCHAR, ''))));
 -- A decision as written by hand in a table ("Approved", " rejected"): any case, blanks around.
 CREATE OR REPLACE TEMP MACRO decision_name(t) AS (lower(trim(t)));
 -- A JSON number as DOUBLE (NULL when it is not a number or does not fit).
@@ -429,8 +436,7 @@ FROM bad_reasons GROUP BY rec;
 -- The file's good checks and decisions with their natural keys, before duplicates are settled.
 CREATE OR REPLACE TEMP VIEW s_check_rows AS
 -- Only what the inserts read: the verdict's JSON text stays behind.
-SELECT md5(concat_ws(chr(31), run_id, step, attempt_raw::VARCHAR, coalesce(at_ts::VARCHAR, ''), verdict,
-                     coalesce(model, ''))) AS check_id,
+SELECT check_key(run_id, step, attempt_raw, at_ts, verdict, model) AS check_id,
        rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
        at_ts, recorded_in, is_truncated, CASE WHEN is_truncated THEN v.truncated END AS truncation, n_questions,
        priority
@@ -440,15 +446,12 @@ SELECT check_id, rec, line_no, path, run_id, process_name, version_text, step, a
        at_ts, recorded_in, is_truncated, truncation, n_questions, priority
 FROM f_checks;
 CREATE OR REPLACE TEMP VIEW s_dec_rows AS
-SELECT md5(concat_ws(chr(31), run_id, step, attempt::VARCHAR, decision, coalesce(decided_by, ''),
-                     coalesce(at_ts::VARCHAR, ''))) AS decision_id, d.*
-FROM (
-    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
-    FROM s_dec2 ANTI JOIN s_bad b USING (rec)
-    UNION ALL
-    SELECT rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
-    FROM f_decisions
-) d;
+SELECT decision_key(run_id, step, attempt, decision, decided_by, at_ts) AS decision_id,
+       rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+FROM s_dec2 ANTI JOIN s_bad b USING (rec)
+UNION ALL
+SELECT decision_id, rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
+FROM f_decisions;
 -- The staged answers in the answers table's columns (but check_id and question_id), by the record
 -- they came from.
 CREATE OR REPLACE TEMP VIEW s_staged_answers AS

@@ -32,7 +32,7 @@ CREATE OR REPLACE TEMP TABLE c_answers (
 CREATE OR REPLACE TEMP TABLE c_decisions (
     rec BIGINT, line_no BIGINT, path VARCHAR, run_id VARCHAR, process_name VARCHAR, step VARCHAR, attempt BIGINT,
     decision VARCHAR, decided_by VARCHAR, at_ts TIMESTAMPTZ, note VARCHAR, source VARCHAR,
-    decision_json JSON, at_json JSON, at_text VARCHAR);
+    decision_json JSON, at_json JSON, at_text VARCHAR, decision_id VARCHAR);
 CREATE OR REPLACE TEMP VIEW f_recs AS SELECT * FROM c_runs ANTI JOIN c_slow USING (rec);
 CREATE OR REPLACE TEMP VIEW f_checks AS SELECT * FROM c_checks ANTI JOIN c_slow USING (rec);
 CREATE OR REPLACE TEMP VIEW f_answers AS SELECT * FROM c_answers ANTI JOIN c_slow USING (rec);
@@ -145,9 +145,7 @@ SELECT c.rec, c.rec, c.path, c.run_id, c.process_name, c.version_text, c.step, c
            OR (c.v.model IS NOT NULL AND json_type(c.v.model) <> 'VARCHAR')
            OR c.attempt_raw IS NULL OR c.attempt_raw < 1 OR c.attempt_raw > 2147483647
            OR (c.recorded_in = 'handoff.check' AND c.step IS NULL), true),
-       -- The natural key, as the record pipeline computes it (s_pipe_checks).
-       md5(concat_ws(chr(31), c.run_id, c.step, c.attempt_raw::VARCHAR, coalesce(c.at_ts::VARCHAR, ''), c.verdict,
-                     coalesce(c.model, '')))
+       check_key(c.run_id, c.step, c.attempt_raw, c.at_ts, c.verdict, c.model)
 FROM (
     SELECT *,
            json_string(v.verdict) AS verdict,
@@ -256,14 +254,17 @@ WHERE s.sd.escalation.resolution IS NOT NULL;
 
 -- name: decisions_typed
 INSERT INTO c_decisions
-SELECT d.rec, d.rec, d.path, d.run_id, d.process_name, d.step, d.attempt,
-       decision_name(json_string(decision_json)) AS decision,
-       json_id(by_json) AS decided_by,
-       iso_time(nullif(json_string(at_json), '')) AS at_ts,
-       nullif(json_string(note_json), '') AS note,
-       d.source, d.decision_json, d.at_json,
-       nullif(json_string(at_json), '') AS at_text
-FROM t_dec d;
+SELECT *, decision_key(run_id, step, attempt, decision, decided_by, at_ts)
+FROM (
+    SELECT d.rec, d.rec, d.path, d.run_id, d.process_name, d.step, d.attempt,
+           decision_name(json_string(decision_json)) AS decision,
+           json_id(by_json) AS decided_by,
+           iso_time(nullif(json_string(at_json), '')) AS at_ts,
+           nullif(json_string(note_json), '') AS note,
+           d.source, d.decision_json, d.at_json,
+           nullif(json_string(at_json), '') AS at_text
+    FROM t_dec d
+);
 
 -- name: bad_decisions
 -- The record pipeline's bad_decisions rules.
@@ -282,7 +283,8 @@ EXCEPT SELECT rec FROM c_slow;
 -- Input: the temp view csv_cells(rec, run, process, step, attempt, decision, by, at, note),
 -- cells as text, an empty cell NULL.
 INSERT INTO c_decisions
-SELECT rec, NULL, '$', run, process, step, attempt, decision, "by", at_ts, nullif(note, ''), 'table', NULL, NULL, NULL
+SELECT rec, NULL, '$', run, process, step, attempt, decision, "by", at_ts, nullif(note, ''), 'table', NULL, NULL, NULL,
+       decision_key(run, step, attempt, decision, "by", at_ts)
 FROM (
     SELECT * REPLACE (decision_name(decision) AS decision),
            text_attempt(attempt_text) AS attempt,
