@@ -440,22 +440,24 @@ def find_thresholds(
         paths = fixed_paths.fixed_paths(
             data, delta=delta / 2 if union else delta, alpha=alpha, beta=beta
         )
-        runs = [(p, *p.run(alpha=alpha, beta=beta), data.n) for p in paths]
+        runs = [(p, *p.run(alpha=alpha, beta=beta)) for p in paths]
         if union:
             path, search, cert = joint_path(
                 data, alpha=alpha, delta=delta / 2, beta=beta, relearn_lists=relearn_lists,
                 search_fraction=search_fraction, seed=seed,
             )  # fmt: skip
             n_search, n_cert = search.size, cert.size
-            runs.append((path, *path.run(alpha=alpha, beta=beta), cert.size))
+            runs.append((path, *path.run(alpha=alpha, beta=beta)))
         best, winner = (-1.0, -1.0), None
-        for k, (path, chosen, frame, n_on) in enumerate(runs):
+        for k, (path, chosen, frame) in enumerate(runs):
             frames.append(frame.assign(path=k))
             if chosen is None:
                 continue
-            # Shares, not counts: the learned path is counted on its certification part only.
-            # The most decided wins, then the most passed (as along one path).
-            share = ((path.n_pass[chosen] + path.n_fail[chosen]) / n_on, path.n_pass[chosen] / n_on)
+            # Every certified candidate of every path holds at once (union bound), so the choice
+            # among paths may read anything: the shares decided, then passed, on every labeled
+            # submission (answers only), not on the part that certified each.
+            r = replay_cached(path.configs[chosen], data)
+            share = ((r.n_pass + r.n_fail) / data.n, r.n_pass / data.n)
             if share > best:
                 best, winner = share, k
                 suggested = path.configs[chosen]
