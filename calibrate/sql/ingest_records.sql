@@ -461,11 +461,9 @@ SELECT rec, path, position, ask, kind,
        CASE WHEN kind = 'rubric' THEN answer_num::INTEGER END AS level,
        confidence_num AS confidence,
        CASE WHEN result_type = 'VARCHAR' THEN result_text END AS result
-FROM (
-    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM s_q2
-    UNION ALL
-    SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text FROM f_answers
-);
+FROM s_q2
+UNION ALL
+SELECT rec, path, position, ask, kind, p, name, level, confidence, result FROM f_answers;
 
 -- name: file_checks
 -- The file's good checks, one per natural key (the most direct record of it): what this version

@@ -27,8 +27,8 @@ CREATE OR REPLACE TEMP TABLE c_checks (
     recorded_in VARCHAR, is_truncated BOOLEAN, truncation JSON, n_questions BIGINT, priority INTEGER,
     bad BOOLEAN, check_id VARCHAR);
 CREATE OR REPLACE TEMP TABLE c_answers (
-    rec BIGINT, path VARCHAR, position INTEGER, ask VARCHAR, kind VARCHAR, answer_num DOUBLE, answer_text VARCHAR,
-    confidence_num DOUBLE, result_type VARCHAR, result_text VARCHAR, bad BOOLEAN);
+    rec BIGINT, path VARCHAR, position INTEGER, ask VARCHAR, kind VARCHAR, p DOUBLE, name VARCHAR, level INTEGER,
+    confidence DOUBLE, result VARCHAR, bad BOOLEAN);
 CREATE OR REPLACE TEMP TABLE c_decisions (
     rec BIGINT, line_no BIGINT, path VARCHAR, run_id VARCHAR, process_name VARCHAR, step VARCHAR, attempt BIGINT,
     decision VARCHAR, decided_by VARCHAR, at_ts TIMESTAMPTZ, note VARCHAR, source VARCHAR,
@@ -160,8 +160,14 @@ FROM (
 -- name: questions
 -- Each answer with the record pipeline's bad_questions rules as one flag (computed with the
 -- typed columns, once: a filter over them would compute each column again for every rule).
+-- The answers table's columns (but the ids), as s_staged_answers gives the record pipeline's.
 INSERT INTO c_answers
-SELECT rec, path, position, ask, kind, answer_num, answer_text, confidence_num, result_type, result_text,
+SELECT rec, path, position, ask, kind,
+       CASE WHEN kind = 'yes_no' THEN answer_num END,
+       CASE WHEN kind = 'choice' THEN answer_text END,
+       CASE WHEN kind = 'rubric' AND is_level(answer_type, answer_num) THEN answer_num::INTEGER END,
+       confidence_num,
+       CASE WHEN result_type = 'VARCHAR' THEN result_text END,
        coalesce(q_null
            OR coalesce(trim(ask), '') = ''
            OR coalesce(kind, '') NOT IN ('yes_no', 'choice', 'rubric')
