@@ -521,13 +521,16 @@ def targets(
         )
     n_thr = 100_000 if 100_000 in threshold_sizes else max(threshold_sizes, default=0)
     tk, bl = get("search-toolkit", n_thr), get("search-baseline", n_thr)
-    label = f"threshold search ≥ 50× faster than baseline at {_fmt_n(n_thr)}, same decisions"
+    # The search is no longer the peer's plain two-walk procedure (fallback walk, delta split,
+    # fixed paths), so the two need not decide alike: the target is speed on the same data and
+    # the same certificate; the decisions are shown beside it, not required to be equal.
+    label = f"threshold search ≥ 50× faster than the peer at {_fmt_n(n_thr)} (same data and certificate)"
     if tk and bl:
         r = bl.wall_median / tk.wall_median
         inner = bl.inner_median / max(tk.inner_median, 1e-9)
         same = tk.decided is not None and tk.decided.split(" #")[-1] == bl.decided.split(" #")[-1]
-        value = f"{inner:.0f}× (search only; {r:.1f}× whole process); same decisions: {'yes' if same else 'no'}"
-        rows.append(_target(label, value, inner >= 50 and same))
+        value = f"{inner:.0f}× (search only; {r:.1f}× whole process); decide alike: {'yes' if same else 'no'}"
+        rows.append(_target(label, value, inner >= 50))
     else:
         note = table.get(("search-toolkit", n_thr)) or table.get(("search-baseline", n_thr))
         rows.append(_target(label, note.note if note and note.note else "–", None))
@@ -650,14 +653,16 @@ def write_report(
         "",
         "## Threshold search against the peer baseline",
         "",
-        "The same labeled single-question submissions (the simulator's evaluator model, yes-probabilities rounded",
-        f"to 3 decimals) for both, and the same test: false-pass rate ≤ α = {workers.ALPHA} and false-fail rate ≤ β = {workers.BETA},",
-        f"certified together with probability 1 − δ = {1 - workers.DELTA:.2f} (δ split evenly between the two).",
-        "The baseline is Jung, Brahman & Choi (2024) written the straightforward way: a grid of 5,000 candidate",
-        "thresholds, an empirical risk and a root-found binomial bound per candidate, fixed-sequence testing.",
-        "`search` is the time inside the search call only; `process` the whole child process. Grid thresholds",
-        "and thresholds at observed values differ in the digits, so the two are compared by what they decide:",
-        "`#` is a digest of which submissions pass and which fail; the same digest means the same decisions.",
+        "What is compared: speed, on the same labeled single-question submissions (the simulator's evaluator",
+        "model, yes-probabilities rounded to 3 decimals), each search asked for the same certificate: false-pass",
+        f"rate ≤ α = {workers.ALPHA} and false-fail rate ≤ β = {workers.BETA}, together with probability 1 − δ = {1 - workers.DELTA:.2f}.",
+        "The peer is Jung, Brahman & Choi (2024) written the straightforward way: a grid of 5,000 candidate",
+        "thresholds, an empirical risk and a root-found binomial bound per candidate, fixed-sequence testing",
+        "with δ split evenly between the two walks. calibrate's search is no longer that procedure (a fallback",
+        "walk, its own split of δ, paths fixed before the labels; docs/method.md), so the two may certify",
+        "different thresholds: the table shows what each decides (`#` is a digest of which submissions pass and",
+        "which fail), and the target is on speed alone. `search` is the time inside the search call only;",
+        "`process` the whole child process.",
         "",
         "| labeled | method | n | search min | search median | process median | peak RSS | thresholds and decisions | |",
         "|---:|---|---:|---:|---:|---:|---:|---|---|",
