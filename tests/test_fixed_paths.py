@@ -139,17 +139,22 @@ def test_a_path_that_can_test_nothing_gets_no_share_of_delta():
     rng = np.random.default_rng(8)
     data = _rubric(300, rng, missing=False)
     data.answer[0][data.answer[0] == 2] = 1.0
-    paths = fp.fixed_paths(data, delta=0.1, alpha=0.15, beta=0.3)
+    paths = fp.fixed_paths(data, delta=0.1, beta=0.3)
     assert [p.configs[0][0].pass_level for p in paths] == [0, 1]
     assert all(p.delta == pytest.approx(0.05) for p in paths)
     flipped = _data(
         RUBRIC, data.answer[0], data.confidence[0], ~data.acceptable, data.forced_unsure
     )
-    again = fp.fixed_paths(flipped, delta=0.1, alpha=0.15, beta=0.3)
+    again = fp.fixed_paths(flipped, delta=0.1, beta=0.3)
     assert [p.delta for p in again] == [p.delta for p in paths]
-    # Nothing testable anywhere: every path kept at its equal share (the status says why).
+    # Eight labels: only the path that never fails (pass from level 0) could test anything at
+    # some alpha (its fails need no test); it holds delta. Alpha plays no part (issue 18).
     few = _rubric(8, rng, missing=False)
-    kept = fp.fixed_paths(few, delta=0.1, alpha=0.15, beta=0.3)
+    kept = fp.fixed_paths(few, delta=0.1, beta=0.3)
+    assert [p.configs[0][0].pass_level for p in kept] == [0] and kept[0].delta == 0.1
+    # Nothing passed anywhere: every path kept at its equal share (the status says why).
+    none = _data(RUBRIC, few.answer[0], np.full(8, np.nan), few.acceptable, few.forced_unsure)
+    kept = fp.fixed_paths(none, delta=0.1, beta=0.3)
     assert len(kept) == 3 and all(p.delta == pytest.approx(0.1 / 3) for p in kept)
 
 

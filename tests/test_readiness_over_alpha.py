@@ -207,28 +207,60 @@ def test_a_no_on_an_unattainable_search_states_no_coverage_it_contradicts():
 
 
 # --------------------------------------------------------------------------- known failures of the search
-# Found by the measurements of issue 18 item 1(b) on the search of ced5912; the search is the lead's
-# (strict: when it is fixed these pass, and the marks must go).
+# Found by the measurements of issue 18 item 1(b) (strict: when fixed these pass, and the marks go).
+# The checkpoints of a path are laid out for the alpha tested (certify.power_start, min_count), so a
+# looser alpha can walk the same candidates with less level. Laying them out for one alpha makes one
+# yes/no question and one rubric/choice question below 250 labels exactly monotone, but costs some
+# cells of the power study a third or more of their certified auto-pass (docs/method.md, "Over
+# alpha"; the branch mono-schedule): not done.
+
+GRID = (0.01, 0.02, 0.03, 0.05, 0.06, 0.075, 0.1, 0.15, 0.2, 0.3)
+RANK = {"unattainable": 0, "insufficient_data": 1, "ok": 2}
+_LAYOUT = "the checkpoints of a path move with alpha"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="status ok -> insufficient_data as alpha grows (checkpoint count)"
-)
-def test_one_rubric_question_stays_ok_as_alpha_grows():
-    """rubric/calibrated/800 (seed 800): ok at 0.05 (decides 17.7%), insufficient_data at 0.06.
-
-    On the level>=4 fixed path the first checkpoint (98 passes, 0 false; 21 fails, 0 false:
-    p = 0.8**21 = 0.0092, the false-fail side) holds the path's whole level 0.010 at 0.05; at
-    0.06 power_start is smaller, a second checkpoint fits, and the first keeps 0.009 < p.
+@pytest.mark.xfail(strict=True, reason=_LAYOUT)
+def test_fixed_paths_certify_more_as_alpha_grows():
+    """rubric/calibrated/800 (seed 800), each path at 0.01: candidates certified at one alpha and
+    not at the next. Level>=4, 0.05 -> 0.06: its first checkpoint (98 passes, 0 false; 21 fails,
+    0 false: p = 0.8**21 = 0.0092) holds the path's whole level 0.010 at 0.05; at 0.06 a smaller
+    power start fits a second checkpoint and the first keeps 0.009 < p. Levels>=1-3, 0.1 -> 0.15:
+    the candidate of 160 passes (5 false, p = 0.0038) is left at level 0 when the checkpoints move.
     """
+    from benchmarks import regimes
+    from calibrate.analysis import fixed_paths
+
+    data = regimes.draw("rubric", "calibrated", 800, 800).step_data()
+    paths = fixed_paths.fixed_paths(data, delta=0.05)
+    for path in paths:
+        before = np.zeros(path.n_pass.size, bool)
+        for alpha in GRID:
+            _, frame = path.run(alpha=alpha, beta=0.2)
+            now = frame["certified"].to_numpy()
+            assert (now >= before).all(), f"{path.describe[-1]}: fewer certified at alpha={alpha}"
+            before = now
+
+
+@pytest.mark.xfail(strict=True, reason=_LAYOUT)
+def test_one_rubric_question_reads_no_worse_as_alpha_grows():
+    """Below 250 labels one rubric question has fixed paths only; on this overconfident dataset
+    (150 labels) the share decided falls from alpha 0.2 to 0.3 (94.7% -> 94.0%)."""
     from benchmarks import regimes
     from calibrate.analysis import thresholds as th
 
-    data = regimes.draw("rubric", "calibrated", 800, 800).step_data()
-    statuses = [th.find_thresholds(data, alpha=a, delta=0.1, beta=0.2).status for a in (0.05, 0.06)]
-    assert statuses == ["ok", "ok"]
+    data = regimes.draw("rubric", "overconfident", 150, [18, 150]).step_data()
+    last = (0, 0.0)
+    for alpha in GRID:
+        r = th.find_thresholds(data, alpha=alpha, delta=0.1, beta=0.3)
+        shares = r.expected.shares() if r.status == "ok" else {"auto_pass": 0, "auto_fail": 0}
+        now = (RANK[r.status], shares["auto_pass"] + shares["auto_fail"])
+        assert now[0] >= last[0] and now[1] >= last[1] - 1e-12, (alpha, last, now)
+        last = now
 
 
+# A learned path is learned for the alpha it is tested at; one learned at alpha = 0.05 for every
+# alpha cost a fifth of the certified auto-pass of three questions and relearned choice lists in the
+# power study (issue 18 note), so it stays.
 @pytest.mark.xfail(
     strict=True, reason="insufficient_data -> unattainable as alpha grows (learned path)"
 )

@@ -50,9 +50,7 @@ def n_levels(data: StepData) -> int:
     return rubric_levels(data.questions[0], data.answer[0])
 
 
-def fixed_paths(
-    data: StepData, *, delta: float, alpha: float | None = None, beta: float | None = None
-) -> list[Path]:
+def fixed_paths(data: StepData, *, delta: float, beta: float | None = None) -> list[Path]:
     """One path over the confidence threshold per pass level (rubric) or for the given lists (choice).
 
     A rubric gets a path for every ``pass`` level from 0 (everything
@@ -62,11 +60,12 @@ def fixed_paths(
     paths. Candidates are the confidence thresholds of
     :data:`certify.GRID_SIZE` points from 1 down to 0.
 
-    Given ``alpha`` and ``beta``, a path none of whose candidates could be
-    rejected at its share (too few passes, or too few fails to test, on every
-    candidate: counts only, never labels) gets no share: ``delta`` is spread
-    over the paths that can certify something, and only those are returned
-    (all of them when none can).
+    Given ``beta``, a path none of whose candidates could be rejected at its
+    share at any alpha (nothing passed, or too few fails to test at ``beta``,
+    on every candidate: counts only, never labels or alpha) gets no share:
+    ``delta`` is spread over the other paths, and only those are returned
+    (all of them when none is left). Alpha plays no part, so a looser alpha
+    never takes a share from a path (issue 18).
     """
     q = data.questions[0]
     conf = np.asarray(data.confidence[0], float)
@@ -95,13 +94,13 @@ def fixed_paths(
         _one_path(code, conf, usable, data, make, delta / len(codes))
         for code, make in zip(codes, makers, strict=True)
     ]
-    if alpha is None or beta is None:
+    if beta is None:
         return paths
     # Which paths can test anything depends on their share, and dropping one raises the others'
     # share: repeat until every path left can. Labels play no part: shares are fixed before a test.
     live = paths
     while True:
-        keep = [p for p in live if p.testable(alpha=alpha, beta=beta).any()]
+        keep = [p for p in live if p.testable_at_any_alpha(beta=beta).any()]
         if not keep:
             for p in paths:
                 p.delta = delta / len(paths)

@@ -74,6 +74,11 @@ class Path:
             ok &= self.never_fails | (self.n_fail >= certify.min_count(beta, self.delta))
         return ok
 
+    def testable_at_any_alpha(self, *, beta: float) -> np.ndarray:
+        """The part of :meth:`testable` that does not move with alpha: candidates that pass
+        something and, when they fail anything, fail enough to be tested at ``beta``."""
+        return self.testable(alpha=1.0, beta=beta) & (self.n_pass > 0)
+
     def weights(self, *, alpha: float, beta: float) -> np.ndarray:
         """Fallback weights (summing to the path's level) on the testable candidates.
 

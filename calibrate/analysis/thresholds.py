@@ -437,9 +437,7 @@ def find_thresholds(
         # Relearned choice lists always need the learned path; the given lists are the prior.
         union = data.n >= FIXED_ONLY_BELOW or relearn
         method = "fixed_and_learned_paths" if union else "fixed_paths"
-        paths = fixed_paths.fixed_paths(
-            data, delta=delta / 2 if union else delta, alpha=alpha, beta=beta
-        )
+        paths = fixed_paths.fixed_paths(data, delta=delta / 2 if union else delta, beta=beta)
         runs = [(p, *p.run(alpha=alpha, beta=beta)) for p in paths]
         if union:
             path, search, cert = joint_path(
