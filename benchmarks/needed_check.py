@@ -102,14 +102,15 @@ def run(rows: pd.DataFrame, *, seed: int, big: int, workers: int = 2, per_cell: 
     return pd.DataFrame(found)
 
 
-def table(found: pd.DataFrame, probability: float = DEFAULT_PROBABILITY) -> list[str]:
+def table(found: pd.DataFrame, probability: float = DEFAULT_PROBABILITY,
+          per_cell: int = PER_CELL) -> list[str]:  # fmt: skip
     """The section of ``reports/power.md``: per cell, the advice and how often it came true."""
     from benchmarks.power import clopper_pearson
 
     lines = [
         "## Labels needed: does the advice come true? (issue 17)",
         "",
-        f"Per cell where the search said `insufficient_data`: up to {PER_CELL} such datasets, the "
+        f"Per cell where the search said `insufficient_data`: up to {per_cell} such datasets, the "
         f"advice of `calibrate.analysis.needed` (probability {probability:g}, share "
         f"{DEFAULT_SHARE:g}), and fresh datasets of the advised total from the same regime: the share "
         "that the search certified with a check truly deciding at least the share alone, with its 95% "
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]  # fmt: skip
     found = run(pd.DataFrame(rows), seed=args.seed, big=args.big, workers=args.workers,
                 per_cell=args.per_cell, fresh=args.fresh)  # fmt: skip
-    text = "\n".join(table(found))
+    text = "\n".join(table(found, per_cell=args.per_cell))
     if args.out:
         args.out.write_text(text, encoding="utf-8")
     print(text)
