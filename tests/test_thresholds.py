@@ -594,8 +594,9 @@ def test_guarantee_single_question_by_simulation(model, n):
     assert fp_bad + ff_bad <= _slack(reps, DELTA)
     if not model.fooled:
         assert coverage.mean() > 0.2  # and it decides something
-    else:  # answers that fool the evaluator sit at the strict end: the walk stops there, rightly
-        assert coverage.mean() < 0.2
+    # Answers that fool the evaluator sit at the strict end: the checkpoints there fail, and a
+    # later one may certify a looser threshold whose true rates (checked above, exactly) are
+    # within the limits: the fooled few are diluted by the many good answers below them.
 
 
 @pytest.mark.slow

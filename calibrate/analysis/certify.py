@@ -126,6 +126,12 @@ def fixed_sequence(pvalues: Any, *, delta: float, testable: Any = None) -> int |
 
 #: Share of the observed limit at which the first checkpoint's test should just succeed.
 POWER_SHARE = 0.5
+#: The same on a path of passes (one yes/no question's pass walk, a learned path): a judge's
+#: false-pass rate often sits at half the limit or above (approver noise alone is a few
+#: percent), and a start placed for half the limit is then lost in about a third of the
+#: datasets. Fixed rubric/choice paths keep POWER_SHARE: their false-fail side, which the
+#: start does not read, grows along the path.
+PASS_POWER_SHARE = 0.8
 #: Weight of each checkpoint after the first, as a share of the path's level.
 LATER_WEIGHT = 0.1
 #: The first checkpoint keeps at least this share of the path's level.
@@ -170,7 +176,9 @@ def _power_start(limit: float, level: float, share: float) -> int:
     return cap
 
 
-def checkpoint_weights(n: Any, *, limit: float, level: float, testable: Any = None) -> np.ndarray:
+def checkpoint_weights(
+    n: Any, *, limit: float, level: float, testable: Any = None, power_share: float = POWER_SHARE
+) -> np.ndarray:
     """Fallback weights along a path: where each chain of tests starts, and with how much level.
 
     Checkpoints sit at counts ``s, 2s, 4s, ...`` up to the largest count on
@@ -181,8 +189,9 @@ def checkpoint_weights(n: Any, *, limit: float, level: float, testable: Any = No
     later ones share the rest equally. A checkpoint's weight is
     put on the first candidate at or after it that ``testable`` allows (by
     default: every candidate with at least :func:`min_count` decisions at the
-    full ``level``). Everything here is a function of the counts, never of
-    the labels, so the weights are fixed before any test is run.
+    full ``level``). ``power_share`` is the share of the limit handed to
+    :func:`power_start`. Everything here is a function of the counts, never
+    of the labels, so the weights are fixed before any test is run.
 
     Parameters
     ----------
@@ -221,7 +230,7 @@ def checkpoint_weights(n: Any, *, limit: float, level: float, testable: Any = No
     # The number of checkpoints fixes the first one's share, which fixes its start: iterate once.
     first_share = 1.0
     for _ in range(3):
-        start = power_start(limit, first_share * level)
+        start = power_start(limit, first_share * level, share=power_share)
         start = min(start, max(min_count(limit, first_share * level), int(top // 3)))
         marks = [start * 2**i for i in range(64) if start * 2**i <= top]
         k = max(len(marks), 1)

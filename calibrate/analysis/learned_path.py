@@ -502,5 +502,6 @@ def joint_path(
         delta=delta,
         configs=configs,
         n_total=cert.size,
+        power_share=certify.PASS_POWER_SHARE,
     )
     return path, search, cert

@@ -45,6 +45,8 @@ class Path:
     below: np.ndarray | None = None  # one-score paths: the interval deciding alike, (below, above]
     above: np.ndarray | None = None
     n_total: int = 0
+    #: Share of the limit the first checkpoint is placed for (:func:`certify.power_start`).
+    power_share: float = certify.POWER_SHARE
 
     def __post_init__(self) -> None:
         # A check the rule says never fails, yet fails labeled rows (a choice answer outside its
@@ -91,7 +93,9 @@ class Path:
             counts, limit = self.n_fail, beta
         else:
             counts, limit = self.n_pass, alpha
-        return certify.checkpoint_weights(counts, limit=limit, level=self.delta, testable=tested)
+        return certify.checkpoint_weights(
+            counts, limit=limit, level=self.delta, testable=tested, power_share=self.power_share
+        )
 
     def run(self, *, alpha: float, beta: float) -> tuple[int | None, pd.DataFrame]:
         """The fallback walk along the path; the chosen index and every candidate's numbers.
@@ -183,6 +187,8 @@ def _one_score_path(sp: certify.ScorePath, side: str, delta: float, n_total: int
         below=sp.below,
         above=sp.above,
         n_total=n_total,
+        # A fail rate usually sits far inside beta (the lowest answers are nearly all rejected).
+        power_share=certify.PASS_POWER_SHARE if side == "pass" else certify.POWER_SHARE,
     )
 
 
