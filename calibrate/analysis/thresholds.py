@@ -446,18 +446,18 @@ def find_thresholds(
             )  # fmt: skip
             n_search, n_cert = search.size, cert.size
             runs.append((path, *path.run(alpha=alpha, beta=beta)))
-        best, winner = (-1.0, -1.0), None
+        best, winner = (-1, -1), None
         for k, (path, chosen, frame) in enumerate(runs):
             frames.append(frame.assign(path=k))
             if chosen is None:
                 continue
             # Every certified candidate of every path holds at once (union bound), so the choice
-            # among paths may read anything: the shares decided, then passed, on every labeled
-            # submission (answers only), not on the part that certified each.
+            # among paths may read anything: how many it decides, then passes, of every labeled
+            # submission (answers only), not of the part that certified each.
             r = replay_cached(path.configs[chosen], data)
-            share = ((r.n_pass + r.n_fail) / data.n, r.n_pass / data.n)
-            if share > best:
-                best, winner = share, k
+            counts = (r.n_pass + r.n_fail, r.n_pass)
+            if counts > best:
+                best, winner = counts, k
                 suggested = path.configs[chosen]
         if winner is not None and winner < len(paths):
             n_search, n_cert = 0, data.n  # certified by a fixed path, on every label

@@ -152,13 +152,15 @@ BetaOption = Annotated[
 ]
 
 
+def check_unit(name: str, value: float, *, one_allowed: bool = False) -> None:
+    """Refuse an option's value outside (0, 1), or (0, 1] with ``one_allowed``."""
+    if not (0.0 < value < 1.0 or (one_allowed and value == 1.0)):
+        span = "(0, 1]" if one_allowed else "(0, 1)"
+        raise UsageError(f"{name} must be in {span}, got {value}")
+
+
 def check_levels(alpha: float, delta: float, beta: float) -> None:
     """Refuse levels outside (0, 1) (beta may be 1: false fails uncontrolled)."""
-    for name, value, top in (
-        ("--alpha", alpha, False),
-        ("--delta", delta, False),
-        ("--beta", beta, True),
-    ):
-        if not (0.0 < value < 1.0 or (top and value == 1.0)):
-            span = "(0, 1]" if top else "(0, 1)"
-            raise UsageError(f"{name} must be in {span}, got {value}")
+    check_unit("--alpha", alpha)
+    check_unit("--delta", delta)
+    check_unit("--beta", beta, one_allowed=True)

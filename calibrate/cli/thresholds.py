@@ -23,6 +23,7 @@ from calibrate.cli.options import (
     StepOption,
     UntilOption,
     check_levels,
+    check_unit,
     format_option,
     make_filters,
     note_left_out,
@@ -123,10 +124,8 @@ def thresholds_command(
     at least --needed-share alone in --needed-probability of the resamples.
     See docs/method.md for the method and its assumptions.
     """
-    for name, value in (("--needed-share", needed_share),
-                        ("--needed-probability", needed_probability)):  # fmt: skip
-        if not 0.0 < value < 1.0:
-            raise UsageError(f"{name} must be in (0, 1), got {value}")
+    check_unit("--needed-share", needed_share)
+    check_unit("--needed-probability", needed_probability)
     if tradeoff:
         require_format(
             fmt, "thresholds --tradeoff", Format.table, Format.json, Format.csv,
