@@ -73,10 +73,7 @@ FROM t_doc WHERE steps IS NOT NULL;
 -- else one past its history (an entry without an attempt counts as its position).
 CREATE OR REPLACE TEMP TABLE t_step AS
 SELECT *,
-       CASE WHEN sd.attempt IS NOT NULL AND json_type(sd.attempt) <> 'NULL' THEN json_attempt(sd.attempt)
-            ELSE coalesce(list_max(list_transform(sd.history, lambda h, i:
-                     CASE WHEN h.attempt IS NULL OR json_type(h.attempt) = 'NULL' THEN i
-                          ELSE json_attempt(h.attempt) END)) + 1, 1) END AS current_attempt,
+       step_attempt(sd) AS current_attempt,
        -- An attempt in the history that is not a positive integer: the record pipeline says why.
        coalesce(list_bool_or(list_transform(sd.history, lambda h:
            h.attempt IS NOT NULL AND json_type(h.attempt) <> 'NULL' AND json_attempt(h.attempt) IS NULL)), false)
@@ -116,8 +113,7 @@ FROM t_step s
 WHERE s.sd.escalation."check" IS NOT NULL
 UNION ALL
 SELECT h.rec, h.run_id, h.process_name, h.version_text, '$.steps.' || h.step || '.history[' || h.idx || '].check', h.step,
-       CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
-            ELSE json_attempt(h.hd.attempt) END,
+       hist_attempt(h.hd, h.idx + 1),
        'history', 3, h.hd."check"
 FROM t_hist h
 WHERE h.hd."check" IS NOT NULL
@@ -134,28 +130,10 @@ INSERT INTO c_checks
 SELECT c.rec, c.rec, c.path, c.run_id, c.process_name, c.version_text, c.step, c.attempt_raw,
        c.verdict, c.advisory, c.model, c.at_ts, c.recorded_in, c.is_truncated,
        CASE WHEN c.is_truncated THEN c.v.truncated END, c.n_questions, c.priority,
-       -- The record pipeline's bad_checks rules, as one flag (its reasons come from that pipeline);
-       -- unknown (NULL) counts as bad, so a doubt always sends the record to that pipeline.
-       coalesce(c.v.verdict IS NULL
-           OR coalesce(c.verdict, '') NOT IN ('pass', 'fail', 'unsure', 'error')
-           OR (c.v.questions IS NULL AND c.verdict <> 'error')
-           OR (len(c.v.questions) = 0 AND c.verdict IN ('pass', 'fail', 'unsure'))
-           OR (c.v."at" IS NOT NULL AND c.at_ts IS NULL)
-           OR (c.v.advisory IS NOT NULL AND json_type(c.v.advisory) <> 'BOOLEAN')
-           OR (c.v.model IS NOT NULL AND json_type(c.v.model) <> 'VARCHAR')
-           OR c.attempt_raw IS NULL OR c.attempt_raw < 1 OR c.attempt_raw > 2147483647
-           OR (c.recorded_in = 'handoff.check' AND c.step IS NULL), true),
+       -- The record pipeline's bad_checks rules, as one flag (its reasons come from that pipeline).
+       verdict_bad(c.v, c.verdict, c.at_ts, c.attempt_raw, c.recorded_in, c.step),
        check_key(c.run_id, c.step, c.attempt_raw, c.at_ts, c.verdict, c.model)
-FROM (
-    SELECT *,
-           json_string(v.verdict) AS verdict,
-           CASE WHEN json_type(v.advisory) = 'BOOLEAN' THEN ((v.advisory->>'$'))::BOOLEAN END AS advisory,
-           json_string(v.model) AS model,
-           iso_time(json_string(v."at")) AS at_ts,
-           v.truncated IS NOT NULL AND (v.truncated->>'$') <> 'false' AS is_truncated,
-           coalesce(len(v.questions), 0) AS n_questions
-    FROM t_check
-) c;
+FROM (SELECT *, unnest(verdict_fields(v)) FROM t_check) c;
 
 -- name: questions
 -- Each answer with the record pipeline's bad_questions rules as one flag (computed with the
@@ -163,34 +141,11 @@ FROM (
 -- The answers table's columns (but the ids), as s_staged_answers gives the record pipeline's.
 INSERT INTO c_answers
 SELECT rec, path, position, ask, kind,
-       CASE WHEN kind = 'yes_no' THEN answer_num END,
-       CASE WHEN kind = 'choice' THEN answer_text END,
-       CASE WHEN kind = 'rubric' AND is_level(answer_type, answer_num) THEN answer_num::INTEGER END,
-       confidence_num,
-       CASE WHEN result_type = 'VARCHAR' THEN result_text END,
-       coalesce(q_null
-           OR coalesce(trim(ask), '') = ''
-           OR coalesce(kind, '') NOT IN ('yes_no', 'choice', 'rubric')
-           OR answer_type IS NULL
-           OR (kind = 'yes_no' AND (answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT') OR answer_num IS NULL
-                                    OR isnan(answer_num) OR isinf(answer_num) OR answer_num < 0 OR answer_num > 1))
-           OR (kind = 'choice' AND (answer_type <> 'VARCHAR' OR trim(answer_text) = ''))
-           OR (kind = 'rubric' AND NOT is_level(answer_type, answer_num))
-           OR (has_confidence AND (confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
-                                   OR confidence_num < 0 OR confidence_num > 1))
-           OR (result_type IS NOT NULL AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')), true)
+       unnest(answer_values(kind, answer_type, answer_num, answer_text, confidence_num, result_type, result_text)),
+       question_bad(q_null, ask, kind, answer_type, answer_num, answer_text, confidence_type, confidence_num,
+                    result_type, result_text)
 FROM (
-    SELECT rec, path, position,
-           json_string(q.ask) AS ask,
-           json_string(q.kind) AS kind,
-           json_number(q.answer) AS answer_num,
-           (q.answer->>'$') AS answer_text,
-           json_number(q.confidence) AS confidence_num,
-           json_type(q.result) AS result_type,
-           (q.result->>'$') AS result_text,
-           q IS NULL AS q_null,
-           json_type(q.answer) AS answer_type,
-           q.confidence IS NOT NULL AS has_confidence
+    SELECT rec, path, position, q IS NULL AS q_null, unnest(question_leaves(q))
     FROM (
         SELECT rec, path, (generate_subscripts(v.questions, 1) - 1)::INTEGER AS position, unnest(v.questions) AS q
         FROM t_check WHERE len(v.questions) > 0
@@ -198,16 +153,18 @@ FROM (
 );
 
 -- name: bad_questions
--- The records any rule flags.
+-- The records any rule flags (a record may be listed more than once). A question asked twice in
+-- one check is found by a hash of its place and text: a collision only sends a good record to the
+-- record pipeline, which loads it as this lane would.
 INSERT INTO c_slow
-SELECT DISTINCT rec FROM c_answers WHERE bad
-UNION
-SELECT rec FROM c_answers WHERE ask IS NOT NULL GROUP BY rec, path, ask HAVING count(*) > 1
-UNION
+SELECT rec FROM c_answers WHERE bad
+UNION ALL
+SELECT rec FROM c_answers WHERE ask IS NOT NULL GROUP BY rec, hash(path, ask) HAVING count(*) > 1
+UNION ALL
 SELECT rec FROM c_checks WHERE bad
-UNION
+UNION ALL
 SELECT rec FROM t_step WHERE bad_attempt OR current_attempt IS NULL
-UNION
+UNION ALL
 -- Runs without a usable id.
 SELECT rec FROM c_runs WHERE run_id IS NULL OR run_id = '';
 
@@ -245,8 +202,7 @@ SELECT ap.rec, ap.run_id, ap.process_name, '$.steps.' || ap.step AS path, ap.rev
 FROM reviewed ap
 UNION ALL
 SELECT h.rec, h.run_id, h.process_name, '$.steps.' || h.step || '.history[' || h.idx || ']', h.step,
-       CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
-            ELSE json_attempt(h.hd.attempt) END,
+       hist_attempt(h.hd, h.idx + 1),
        h.hd.decision, h.hd.by, h.hd."at", h.hd.note, 'history'
 FROM t_hist h WHERE h.hd.decision IS NOT NULL
 UNION ALL
