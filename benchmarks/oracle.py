@@ -278,6 +278,29 @@ def oracle(sample: Sample, *, alpha: float, beta: float, blocks: list[Block] | N
     return _best_of_blocks(blocks, sample, alpha, beta)
 
 
+def _expected_counts(sample: Sample, n_labels: int,
+                     blocks: list[Block] | None) -> tuple[np.ndarray, ...]:  # fmt: skip
+    """Per configuration of the oracle's grid, on ``n_labels`` labels at the expected shares.
+
+    Returns the auto-pass share, then the passes, false passes, fails and
+    false fails expected among ``n_labels`` labeled submissions.
+    """
+    if len(sample.questions) == 1 and sample.questions[0].kind is Kind.YES_NO:
+        # Every distinct answer as the pass threshold, nothing failed (fail: 0 is a check too).
+        values, inv = np.unique(sample.answer[0].astype(float), return_inverse=True)
+        n_pass = np.cumsum(np.bincount(inv, minlength=values.size)[::-1])[::-1].astype(float)
+        good_pass = np.cumsum(np.bincount(inv, sample.p_accept, values.size)[::-1])[::-1]
+        n_dec, good_dec = n_pass, good_pass
+    else:
+        if blocks is None:
+            blocks = oracle_blocks(sample, coarse=len(sample.questions) > 1)
+        w, q = np.ones(sample.n), sample.p_accept
+        n_pass, n_dec, good_pass, good_dec = (x.ravel() for x in contract(blocks, [w, q]))
+    scale = n_labels / sample.n
+    return (n_pass / sample.n, n_pass * scale, (n_pass - good_pass) * scale,
+            (n_dec - n_pass) * scale, (good_dec - good_pass) * scale)  # fmt: skip
+
+
 def attainable(sample: Sample, *, alpha: float, beta: float, n_labels: int, delta: float,
                blocks: list[Block] | None = None) -> float:  # fmt: skip
     """What a single exact test on ``n_labels`` labels typically certifies: a reach, not a bound.
@@ -292,28 +315,52 @@ def attainable(sample: Sample, *, alpha: float, beta: float, n_labels: int, delt
     for several questions. Where the oracle lies far above this value, the
     labels rather than the method are what limit a typical dataset.
     """
-    if len(sample.questions) == 1 and sample.questions[0].kind is Kind.YES_NO:
-        # Every distinct answer as the pass threshold, nothing failed (fail: 0 is a check too).
-        values, inv = np.unique(sample.answer[0].astype(float), return_inverse=True)
-        n_pass = np.cumsum(np.bincount(inv, minlength=values.size)[::-1])[::-1].astype(float)
-        good_pass = np.cumsum(np.bincount(inv, sample.p_accept, values.size)[::-1])[::-1]
-        n_dec, good_dec = n_pass, good_pass
-    else:
-        if blocks is None:
-            blocks = oracle_blocks(sample, coarse=len(sample.questions) > 1)
-        w, q = np.ones(sample.n), sample.p_accept
-        n_pass, n_dec, good_pass, good_dec = (x.ravel() for x in contract(blocks, [w, q]))
-    n_fail = n_dec - n_pass
-    scale = n_labels / sample.n
-    m_p, m_f = n_pass * scale, n_fail * scale
-    k_p, k_f = (n_pass - good_pass) * scale, (good_dec - good_pass) * scale
+    share, m_p, k_p, m_f, k_f = _expected_counts(sample, n_labels, blocks)
 
     def upper(k: np.ndarray, m: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(m > 0, stats.beta.ppf(1 - delta, k + 1, np.maximum(m - k, 1e-9)), 0.0)
 
-    ok = (n_pass > 0) & (upper(k_p, m_p) <= alpha) & ((m_f < 1e-9) | (upper(k_f, m_f) <= beta))
-    return float(n_pass[ok].max() / sample.n) if ok.any() else 0.0
+    ok = (share > 0) & (upper(k_p, m_p) <= alpha) & ((m_f < 1e-9) | (upper(k_f, m_f) <= beta))
+    return float(share[ok].max()) if ok.any() else 0.0
+
+
+def _test_power(m: np.ndarray, k: np.ndarray, limit: float, level: float) -> np.ndarray:
+    """P(one exact binomial test at ``level`` certifies rate <= ``limit``) on ``m`` decisions.
+
+    The errors are Binomial(``m``, ``k / m``) with ``m`` rounded down; the
+    test rejects when ``P(Bin(m, limit) <= errors) <= level``. No decision
+    leaves nothing to test (probability 1).
+    """
+    m = np.floor(m)
+    rate = np.clip(np.divide(k, m, out=np.zeros_like(k), where=m > 0), 0.0, 1.0)
+    most = stats.binom.ppf(level, m, limit)  # smallest count whose cdf reaches the level
+    most = np.where(stats.binom.cdf(most, m, limit) <= level, most, most - 1)
+    return np.where(m > 0, stats.binom.cdf(most, m, rate), 1.0)
+
+
+def oracle_test_power(sample: Sample, *, alpha: float, beta: float, n_labels: int, delta: float,
+                      at_least: float, blocks: list[Block] | None = None) -> float:  # fmt: skip
+    """The best chance any single exact test has of certifying a check passing ``at_least``.
+
+    Among the oracle's grid of configurations auto-passing at least
+    ``at_least`` of submissions, the largest probability that one exact
+    one-sided test of each rate at the full ``delta``, on ``n_labels``
+    labels, certifies it (false passes and false fails binomial at their true
+    rates on the expected counts, the two sides independent: they are
+    disjoint rows). The configuration is chosen knowing the truth and tested
+    alone, so no search, which must find it from the labels and spread
+    ``delta`` over what it tries, is expected to do better: where this
+    probability is below a criterion's share of datasets, the labels rather
+    than the method stand in the way.
+    """
+    share, m_p, k_p, m_f, k_f = _expected_counts(sample, n_labels, blocks)
+    keep = (share >= at_least - 1e-12) & (share > 0)
+    if not keep.any():
+        return 0.0
+    side_pass = _test_power(m_p[keep], k_p[keep], alpha, delta)
+    side_fail = np.where(m_f[keep] < 1.0, 1.0, _test_power(m_f[keep], k_f[keep], beta, delta))
+    return float((side_pass * side_fail).max())
 
 
 # --------------------------------------------------------------------------- the peer

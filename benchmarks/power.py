@@ -82,6 +82,9 @@ FULL_DATASETS = {
 QUICK_DATASETS = 20
 #: Cells up to this many labels are "few labels"; there calibrate also runs with beta = 1.
 FEW_LABELS = 300
+#: The power criterion's bars, as shares of the oracle's auto-pass: reached in >= 90% of datasets
+#: (0.8) and by the median (0.9).
+REACH_BARS = (0.8, 0.9)
 ONE_SIDED = "calibrate_beta1"
 REAL_HALVES, QUICK_REAL_HALVES = 100, 20
 #: Datasets per worker task.
@@ -188,6 +191,14 @@ def run_oracle(qset: str, evaluator: str, alphas: Sequence[float], seed: int,
                                               delta=DELTA, blocks=blocks)
             for n in LABELS
         }  # fmt: skip
+        # The best single exact test's chance at the power criterion's two bars (a reach of 0.8x
+        # the oracle in most datasets, a median of 0.9x): what the labels allow any method.
+        for n in (m for m in LABELS if m > FEW_LABELS):
+            for bar in REACH_BARS:
+                reach[f"single_test_{bar:g}_{n}"] = orc.oracle_test_power(
+                    sample, alpha=alpha, beta=BETA, n_labels=n, delta=DELTA,
+                    at_least=bar * r["auto_pass"], blocks=blocks,
+                )  # fmt: skip
         out.append(
             {
                 "qset": qset, "evaluator": evaluator, "alpha": alpha,
@@ -451,6 +462,9 @@ def summarise(rows: pd.DataFrame, oracles: pd.DataFrame) -> pd.DataFrame:
         rec = dict(zip(keys, key, strict=True))
         column = f"attainable_{rec['n']}"
         rec["attainable"] = float(g[column].iloc[0]) if column in g else math.nan
+        for bar in REACH_BARS:
+            column = f"single_test_{bar:g}_{rec['n']}"
+            rec[f"single_test_{bar:g}"] = float(g[column].iloc[0]) if column in g else math.nan
         rec.update(
             datasets=d,
             certified=float(g["certified"].mean()),
@@ -510,23 +524,32 @@ def headline(cells: pd.DataFrame, rows: pd.DataFrame) -> tuple[list[str], dict[s
         f"**{len(ok1)} of {len(big)}** cells."
     )
     fails = big.drop(ok1.index).sort_index()
+    # Cells where even the best single exact test, on a configuration chosen knowing the truth,
+    # misses one of the criterion's bars: the labels rather than the method stand in the way.
+    beyond = (big["single_test_0.8"] < 0.90) | (big["single_test_0.9"] < 0.50)
+    allowed = big[~beyond]
+    verdict["power_allowed"] = (int(allowed.index.isin(ok1.index).sum()), len(allowed))
     if not fails.empty:
         lines += _table(
             ["question set", "evaluator", "labels", "alpha", "oracle", "attainable", "median",
-             "median / oracle", "median / attainable", ">= 0.8x oracle"],
+             "median / oracle", ">= 0.8x oracle", "single test: >= 0.8x", ">= 0.9x"],
             ([q, e, f"{n:,}", f"{a:g}", _pct(r["oracle_pass"]), _pct(r["attainable"]),
               _pct(r["median_pass"]), f"{r['median_pass'] / r['oracle_pass']:.2f}",
-              _ratio(r["median_pass"], r["attainable"]), _pct(r["reach"])]
+              _pct(r["reach"]), _pct(r["single_test_0.8"]), _pct(r["single_test_0.9"])]
              for (q, e, n, a), r in fails.iterrows()),
         )  # fmt: skip
-        limited = fails[fails["attainable"] < 0.9 * fails["oracle_pass"]]
         lines.append("")
         lines.append(
             f"   *Attainable*: what a single exact test at the full delta on that many labels "
-            f"certifies at the expected counts (`benchmarks.oracle.attainable`): a typical reach, "
-            f"not a bound (a search beats it in lucky datasets). In {len(limited)} of these "
-            f"{len(fails)} cells it is below 0.9x the oracle: there a typical dataset's labels, "
-            f"not the method, limit what any exact certificate can say."
+            f"certifies at the expected counts (`benchmarks.oracle.attainable`): a typical reach. "
+            f"*Single test*: the largest probability that one exact test of both rates at the "
+            f"full delta certifies a configuration passing at least 0.8x (0.9x) the oracle, the "
+            f"configuration chosen knowing the truth (`benchmarks.oracle.oracle_test_power`): "
+            f"no search, which must find its configuration from the labels and spread delta over "
+            f"what it tries, is expected to beat it. In {int(beyond.sum())} of the {len(big)} "
+            f"cells it is below 90% (below 50% for 0.9x): there the criterion asks more than the "
+            f"labels allow any exact certificate. Among the other {len(allowed)} cells, calibrate "
+            f"meets it in **{verdict['power_allowed'][0]}**."
         )
     # 2. Few labels: calibrate's median >= the peer's.
     small = cal[cal.index.get_level_values("n") <= FEW_LABELS]
@@ -738,6 +761,12 @@ def write_report(path: Path, cells: pd.DataFrame, rows: pd.DataFrame, oracles: p
         "fail at about 12 x 8 quantiles plus 0.99/0.999/1, the choice roles x 8 confidences, the rubric "
         "levels x 8 confidences: about 0.6M configurations), counted by a tensor contraction and "
         "replayed through `calibrate.profile.decide`/`worst`.",
+        "* **single test** (cells of 1,500 labels and more): over the oracle's grid, the largest "
+        "probability that one exact one-sided test of each rate at the full delta, on that many "
+        "labels, certifies a configuration passing at least 0.8x (0.9x) the oracle: binomial errors "
+        "at the true rates on the expected counts, the configuration chosen knowing the truth "
+        "(`benchmarks.oracle.oracle_test_power`, checked against a direct simulation in "
+        "tests/test_search_validity.py). What the labels allow when nothing has to be found.",
         "* **median pass**: the median over all datasets of the certified configuration's true "
         "auto-pass share (0 where nothing is certified). **>= 0.8x oracle**: share of datasets whose "
         "certified auto-pass reaches 0.8x the oracle's (blank where the oracle passes nothing).",

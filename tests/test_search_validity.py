@@ -181,3 +181,26 @@ def test_power_command_writes_the_report(tmp_path):
     assert "## Headline: the Done-when criteria of issue 14" in text
     assert "| overconfident | 150 | 0.1 | 3 |" in text
     assert "seed 14" in text
+
+
+def test_single_test_power_agrees_with_a_direct_simulation():
+    # One yes/no question: the chance that one exact test at the full delta, on 1,500 labels drawn
+    # afresh, certifies a pass threshold passing at least 57.5%: oracle_test_power states the best
+    # over every threshold; a direct simulation of a grid of them reaches it and never beats it.
+    sample = regimes.draw("yes_no", "calibrated", BIG, np.random.default_rng(5))
+    alpha, n_labels, at_least, reps = 0.1, 1500, 0.575, 400
+    said = orc.oracle_test_power(
+        sample, alpha=alpha, beta=BETA, n_labels=n_labels, delta=DELTA, at_least=at_least
+    )
+    p, ok = sample.answer[0].astype(float), sample.acceptable
+    rng = np.random.default_rng(6)
+    idx = rng.integers(0, sample.n, (reps, n_labels))
+    simulated = []
+    for share in np.linspace(at_least, 0.7, 6):
+        passed = p[idx] >= np.quantile(p, 1.0 - share)
+        errors = (passed & ~ok[idx]).sum(axis=1)
+        simulated.append(
+            float((stats.binom.cdf(errors, passed.sum(axis=1), alpha) <= DELTA).mean())
+        )
+    assert 0.2 < said < 0.95  # a share where the answer is in doubt
+    assert max(simulated) == pytest.approx(said, abs=0.08)
