@@ -99,6 +99,8 @@ def run_calibrate(data: StepData, *, alpha: float, beta: float = BETA) -> list[Q
     kwargs: dict[str, Any] = {"alpha": alpha, "delta": DELTA, "beta": beta}
     if "relearn_lists" in inspect.signature(find_thresholds).parameters:
         kwargs["relearn_lists"] = True  # the choice lists are searched too
+    if "judge_unattainable" in inspect.signature(find_thresholds).parameters:
+        kwargs["judge_unattainable"] = False  # only whether it certifies is read
     res = find_thresholds(data, **kwargs)
     return list(res.suggested) if res.status == "ok" and res.suggested is not None else None
 

@@ -336,7 +336,7 @@ def estimate_needed(
             idx = _world(rng, n, m)  # drawn even when known: resample r is the same every time
             if r == len(seen):
                 res = find_thresholds(data.subset(idx), alpha=alpha, delta=delta, beta=beta,
-                                      seed=seed, **search)  # fmt: skip
+                                      seed=seed, judge_unattainable=False, **search)  # fmt: skip
                 seen.append(useful(res, share))
             wins = sum(seen[: r + 1])
             if resamples - (r + 1 - wins) < need or (wins >= need and not complete):
@@ -385,7 +385,7 @@ def _screen(data: StepData, m: int, *, seed: int, alpha: float, delta: float, be
 
     idx = _world(np.random.default_rng([seed, 17, 0, m]), data.n, m)
     res = find_thresholds(data.subset(idx), alpha=alpha, delta=delta, beta=beta, seed=seed,
-                          **search)  # fmt: skip
+                          judge_unattainable=False, **search)  # fmt: skip
     return useful(res, share)
 
 

@@ -339,6 +339,7 @@ def find_thresholds(
     relearn_lists: bool = False,
     search_fraction: float | None = None,
     seed: int = 0,
+    judge_unattainable: bool = True,
 ) -> StepThresholds:
     """Search the thresholds of one step with a certified bound on false passes and false fails.
 
@@ -369,6 +370,13 @@ def find_thresholds(
         labels, then 400 labels, at least a quarter).
     seed : int, default=0
         Seed of the stratified split.
+    judge_unattainable : bool, default=True
+        When nothing is certified, tell ``unattainable`` from
+        ``insufficient_data`` on a set of candidates that does not move with
+        ``alpha`` (a learned path's fronts at :data:`REFERENCE_ALPHAS`: a few
+        more searches). ``False`` reads only the candidates searched, for
+        callers that need to know only whether a check is certified (the
+        labels-needed resamples).
 
     Returns
     -------
@@ -401,6 +409,7 @@ def find_thresholds(
     single = len(data.questions) == 1 and data.questions[0].kind is Kind.YES_NO
     frames: list[pd.DataFrame] = []
     suggested: list[Question] | None = None
+    learned_delta: float | None = None  # the learned path's share of delta, when one ran
     n_search, n_cert = 0, data.n
     relearn = relearn_lists and len(data.questions) == 1 and data.questions[0].kind is Kind.CHOICE
     # Relearned choice lists on enough labels: the learned path alone (the given lists add little).
@@ -440,6 +449,7 @@ def find_thresholds(
         paths = fixed_paths.fixed_paths(data, delta=delta / 2 if union else delta, beta=beta)
         runs = [(p, *p.run(alpha=alpha, beta=beta)) for p in paths]
         if union:
+            learned_delta = delta / 2
             path, search, cert = joint_path(
                 data, alpha=alpha, delta=delta / 2, beta=beta, relearn_lists=relearn_lists,
                 search_fraction=search_fraction, seed=seed,
@@ -462,6 +472,7 @@ def find_thresholds(
         if winner is not None and winner < len(paths):
             n_search, n_cert = 0, data.n  # certified by a fixed path, on every label
     elif data.n:
+        learned_delta = delta
         path, search, cert = joint_path(
             data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
             search_fraction=search_fraction, seed=seed,
@@ -499,6 +510,16 @@ def find_thresholds(
             if single and not candidates.empty
             else candidates
         )
+        if learned_delta is not None and judge_unattainable:
+            # A learned path's candidates depend on alpha; read instead the fronts learned at a
+            # fixed ladder of limits (and the fixed paths' candidates), so that the set judged
+            # is the same at every alpha and a looser one can only make fewer of them worse.
+            fixed_rows = rows[rows["side"] != "joint"] if "side" in rows else rows.iloc[:0]
+            reference = _reference_candidates(
+                data, delta=learned_delta, beta=beta, relearn_lists=relearn_lists,
+                search_fraction=search_fraction, seed=seed,
+            )  # fmt: skip
+            rows = pd.concat([fixed_rows, reference], ignore_index=True)
         worse = _measurably_worse(rows, alpha=alpha, beta=beta, delta=delta, sides=sides)
         status = "unattainable" if worse else "insufficient_data"
     expected = replay_cached(suggested, data) if suggested is not None else current_rates
@@ -528,6 +549,39 @@ def find_thresholds(
         settings=settings,
         data=data,
     )
+
+
+#: Limits at which learned fronts are laid out to judge ``unattainable`` when nothing is certified:
+#: fixed, so the candidates judged do not move with alpha.
+REFERENCE_ALPHAS = (0.01, 0.03, 0.05, 0.1, 0.2, 0.3)
+
+
+def _reference_candidates(
+    data: StepData, *, delta: float, beta: float, relearn_lists: bool, search_fraction: float,
+    seed: int,
+) -> pd.DataFrame:  # fmt: skip
+    """Counts on the certification part of the fronts learned at :data:`REFERENCE_ALPHAS`."""
+    key = ("reference_fronts", delta, beta, relearn_lists, search_fraction, seed)
+    if key not in data.cache:
+        frames = []
+        for a in REFERENCE_ALPHAS:
+            path, _, _ = joint_path(
+                data, alpha=a, delta=delta, beta=beta, relearn_lists=relearn_lists,
+                search_fraction=search_fraction, seed=seed,
+            )  # fmt: skip
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "side": "joint",
+                        "n_pass": path.n_pass,
+                        "false_pass": path.false_pass,
+                        "n_fail": np.where(path.never_fails, 0, path.n_fail),
+                        "false_fail": np.where(path.never_fails, 0, path.false_fail),
+                    }
+                )
+            )
+        data.cache[key] = pd.concat(frames, ignore_index=True)
+    return data.cache[key]
 
 
 def _measurably_worse(
