@@ -277,3 +277,26 @@ def test_three_questions_never_read_unattainable_after_insufficient(examples_dir
     for i, status in enumerate(statuses):
         if status == "insufficient_data":
             assert "unattainable" not in statuses[i:], statuses
+
+
+def test_unattainable_is_judged_on_the_fixed_paths_too(monkeypatch):
+    """Fixed choice paths beside a learned one (300 labels, nothing certified): the candidates
+    judged for ``unattainable`` are the fixed paths' (they do not move with alpha) plus the
+    reference fronts, not the reference fronts alone (fixed paths are joint paths too)."""
+    from benchmarks import regimes
+    from calibrate.analysis import thresholds as th
+
+    seen = []
+    real = th._measurably_worse
+    monkeypatch.setattr(
+        th, "_measurably_worse", lambda rows, **kw: seen.append(rows) or real(rows, **kw)
+    )
+    data = regimes.draw("choice", "near_chance", 300, 3).step_data()
+    r = th.find_thresholds(data, alpha=0.05, delta=0.1, beta=0.3, relearn_lists=True)
+    assert r.status != "ok" and r.method == "fixed_and_learned_paths" and len(seen) == 1
+    fixed = r.candidates[r.candidates["path"] < r.candidates["path"].max()]
+    reference = th._reference_candidates(
+        data, delta=0.05, beta=0.3, relearn_lists=True,
+        search_fraction=r.settings["search_fraction"], seed=0,
+    )  # fmt: skip
+    assert len(seen[0]) == len(fixed) + len(reference)

@@ -204,3 +204,30 @@ def test_single_test_power_agrees_with_a_direct_simulation():
         )
     assert 0.2 < said < 0.95  # a share where the answer is in doubt
     assert max(simulated) == pytest.approx(said, abs=0.08)
+
+
+def test_single_test_power_is_the_exact_binomial_rejection_probability():
+    # Enumerated: P(errors <= the largest count the exact test rejects at), errors ~ Bin(m, rate).
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        m = int(rng.integers(1, 400))
+        limit, level, rate = rng.uniform(0.01, 0.4), rng.uniform(0.001, 0.2), rng.uniform(0, 0.5)
+        k = np.arange(m + 1)
+        rejects = stats.binom.cdf(k, m, limit) <= level
+        expected = float(stats.binom.pmf(k, m, rate)[rejects].sum())
+        got = float(orc._test_power(np.array([m], float), np.array([rate * m]), limit, level)[0])
+        assert got == pytest.approx(expected, abs=1e-9)
+
+
+def test_oracle_grid_reaches_heaped_confidences():
+    # Confidences heaped on a few values among many distinct ones: the fine grid keeps quantiles
+    # of the mass as well, so no share passed is skipped by more than a few percent.
+    rng = np.random.default_rng(8)
+    conf = np.where(rng.random(50_000) < 0.7, rng.choice([0.9, 0.95, 0.99], 50_000),
+                    rng.random(50_000))  # fmt: skip
+    grid = orc._thresholds(conf, 200, (0.0,), mass=True)
+    shares = np.sort([(conf >= t).mean() for t in grid])
+    heaps = [(conf >= t).mean() for t in (0.9, 0.95, 0.99)]
+    assert all(np.isclose(shares, h).any() for h in heaps)
+    coarse_gaps = np.diff(shares)[np.diff(shares) > 0]
+    assert coarse_gaps.max() < 0.25  # only the heaps themselves jump

@@ -374,9 +374,9 @@ def find_thresholds(
         When nothing is certified, tell ``unattainable`` from
         ``insufficient_data`` on a set of candidates that does not move with
         ``alpha`` (a learned path's fronts at :data:`REFERENCE_ALPHAS`: a few
-        more searches). ``False`` reads only the candidates searched, for
-        callers that need to know only whether a check is certified (the
-        labels-needed resamples).
+        more searches). ``False`` skips that: the status is then
+        ``insufficient_data`` whenever nothing is certified, for callers that
+        read only whether a check is certified (the labels-needed resamples).
 
     Returns
     -------
@@ -410,6 +410,7 @@ def find_thresholds(
     frames: list[pd.DataFrame] = []
     suggested: list[Question] | None = None
     learned_delta: float | None = None  # the learned path's share of delta, when one ran
+    n_fixed = 0  # fixed paths run beside it (their frames are numbered first)
     n_search, n_cert = 0, data.n
     relearn = relearn_lists and len(data.questions) == 1 and data.questions[0].kind is Kind.CHOICE
     # Relearned choice lists on enough labels: the learned path alone (the given lists add little).
@@ -449,7 +450,7 @@ def find_thresholds(
         paths = fixed_paths.fixed_paths(data, delta=delta / 2 if union else delta, beta=beta)
         runs = [(p, *p.run(alpha=alpha, beta=beta)) for p in paths]
         if union:
-            learned_delta = delta / 2
+            learned_delta, n_fixed = delta / 2, len(paths)
             path, search, cert = joint_path(
                 data, alpha=alpha, delta=delta / 2, beta=beta, relearn_lists=relearn_lists,
                 search_fraction=search_fraction, seed=seed,
@@ -510,11 +511,13 @@ def find_thresholds(
             if single and not candidates.empty
             else candidates
         )
-        if learned_delta is not None and judge_unattainable:
+        if not judge_unattainable:
+            rows = rows.iloc[:0]  # not judged: insufficient_data whenever nothing is certified
+        elif learned_delta is not None:
             # A learned path's candidates depend on alpha; read instead the fronts learned at a
             # fixed ladder of limits (and the fixed paths' candidates), so that the set judged
             # is the same at every alpha and a looser one can only make fewer of them worse.
-            fixed_rows = rows[rows["side"] != "joint"] if "side" in rows else rows.iloc[:0]
+            fixed_rows = rows[rows["path"] < n_fixed] if n_fixed else rows.iloc[:0]
             reference = _reference_candidates(
                 data, delta=learned_delta, beta=beta, relearn_lists=relearn_lists,
                 search_fraction=search_fraction, seed=seed,
