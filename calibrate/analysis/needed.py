@@ -9,9 +9,13 @@ too few labels (issue 17).
 
 The estimate
 ------------
-The labeled rows of the step are resampled to larger totals ``m`` (the
-Bayesian bootstrap [1]_: Dirichlet weights on today's rows make one
-plausible population, ``m`` rows are drawn from it) on a geometric grid (each
+The labeled rows of the step are resampled to larger totals ``m``
+(:func:`calibrate.analysis.resample.resample`: the Bayesian bootstrap [1]_,
+Dirichlet weights on today's rows make one plausible population and ``m``
+rows are drawn from it; when the search at ``m`` learns a path on a split,
+every drawn row gets a new label from a logistic model of the label given
+the answers fitted on that population, so that the path is not learned on
+copies of the rows that certify it) on a geometric grid (each
 twice the last, from twice today's labels up to :data:`MAX_LABELS`, then
 two halvings of the first gap on the log scale). At each total the real
 search (:func:`calibrate.analysis.thresholds.find_thresholds`, the same
@@ -27,11 +31,13 @@ three searches; the total reported has all its resamples run, so its count
 
 Reading it: "with about ``total`` labels in total, the search certifies a
 check deciding at least ``share`` alone in ``k`` of ``resamples`` resampled
-cases". The bootstrap never invents an error where none was labeled, so
-the estimate inherits today's luck: a step whose rare errors were not yet
-seen looks better than it is (measured: with 60-100 labels of a yes/no
-question, fresh datasets at the advised total certified in about half the
-cases where 8 in 10 were advised). ``benchmarks/needed_check.py`` measures how often
+cases". The resamples never go beyond what today's labels show, so the
+estimate inherits today's luck: a step whose rare errors were not yet seen
+looks better than it is (measured: with 60-100 labels of a yes/no question,
+fresh datasets at the advised total certified in about half the cases where
+8 in 10 were advised; a rubric whose best threshold errs just inside the
+limit, or a step where nothing truly certifies, got a number from a lucky
+150-300 labels). ``benchmarks/needed_check.py`` measures how often
 fresh datasets at the advised total really certify, per regime of the
 power study.
 
@@ -54,6 +60,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from calibrate.analysis.resample import features, resample
 from calibrate.analysis.step_data import StepData
 from calibrate.defaults import NEEDED_PROBABILITY, NEEDED_SHARE
 
@@ -327,15 +334,18 @@ def estimate_needed(
             return none
 
     outcomes: dict[int, list[bool]] = {}
+    relearn = bool(search.get("relearn_lists"))
+    x = features(data)  # the label model's inputs, the same in every resample
 
     def run(m: int, *, complete: bool = False) -> int:
         """Successes at total ``m``; stops early once ``need`` is out of (or, unless complete, in) reach."""
         rng = np.random.default_rng([seed, 17, m])
         seen = outcomes.setdefault(m, [])
         for r in range(resamples):
-            idx = _world(rng, n, m)  # drawn even when known: resample r is the same every time
+            # Drawn even when known: resample r is the same every time.
+            sample = resample(rng, data, m, relearn_lists=relearn, x=x)
             if r == len(seen):
-                res = find_thresholds(data.subset(idx), alpha=alpha, delta=delta, beta=beta,
+                res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta,
                                       seed=seed, judge_unattainable=False, **search)  # fmt: skip
                 seen.append(useful(res, share))
             wins = sum(seen[: r + 1])
@@ -383,18 +393,8 @@ def _screen(data: StepData, m: int, *, seed: int, alpha: float, delta: float, be
     """Whether one resample of ``m`` rows is certified with a useful check (the cap's screen)."""
     from calibrate.analysis.thresholds import find_thresholds
 
-    idx = _world(np.random.default_rng([seed, 17, 0, m]), data.n, m)
-    res = find_thresholds(data.subset(idx), alpha=alpha, delta=delta, beta=beta, seed=seed,
+    sample = resample(np.random.default_rng([seed, 17, 0, m]), data, m,
+                      relearn_lists=bool(search.get("relearn_lists")))  # fmt: skip
+    res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta, seed=seed,
                           judge_unattainable=False, **search)  # fmt: skip
     return useful(res, share)
-
-
-def _world(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
-    """``m`` of today's ``n`` rows, drawn from one plausible world.
-
-    A world weighs today's rows by Dirichlet(1, ..., 1) weights (the Bayesian
-    bootstrap, Rubin 1981): the resamples carry the uncertainty of the
-    population the labels were drawn from, not only that of a new draw.
-    """
-    weights = rng.dirichlet(np.ones(n))
-    return np.minimum(np.searchsorted(np.cumsum(weights), rng.random(m)), n - 1)
