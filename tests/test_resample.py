@@ -49,7 +49,7 @@ def test_separable_labels_stay_finite():
         ("three", 200, "learned_path"),
     ],
 )
-def test_learns_path_says_what_the_search_does(kind, n, method):
+def test_learns_alone_says_what_the_search_does(kind, n, method):
     rng = np.random.default_rng([5, n])
     if kind == "yes_no":
         data = yes_no_data(YesNoModel(), n, rng)
@@ -60,7 +60,7 @@ def test_learns_path_says_what_the_search_does(kind, n, method):
         )  # fmt: skip
     res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3)
     assert res.method == method
-    assert rs.learns_path(data, n) == (method != "fixed_sequence" and method != "fixed_paths")
+    assert rs.learns_alone(data, n) == (method == "learned_path")
 
 
 def test_a_learned_path_gets_new_labels_and_fixed_paths_keep_todays():

@@ -6,19 +6,23 @@ weights on the rows). How its labels are drawn depends on the search that
 will read it:
 
 * A search that reads every label on paths fixed before the labels (one
-  yes/no question; one rubric or choice question below
-  ``FIXED_ONLY_BELOW`` labels) gets today's rows as they are, labels
-  included.
-* A search that *learns* a path on a split of the labels
-  (:func:`learns_path`) gets today's answers, but a new label for every
-  drawn row, from a logistic model of the label given the answers fitted
-  on the world (:func:`label_model`). With copied labels, a resample of a
-  few hundred rows to a larger total holds copies of each labeled row, and
-  the path learned on some copies is certified on the others: the
+  yes/no question; one rubric question, or one choice question with its
+  lists kept, with or without a learned path beside the fixed paths) gets
+  today's rows as they are, labels included.
+* A search whose only path is *learned* on a split of the labels
+  (:func:`learns_alone`: several questions, or relearned choice lists from
+  ``LEARNED_ONLY_FROM`` labels) gets today's answers, but a new label for
+  every drawn row, from a logistic model of the label given the answers
+  fitted on the world (:func:`label_model`). With copied labels, a resample
+  of a few hundred rows to a larger total holds copies of each labeled row,
+  and the path learned on some copies is certified on the others: the
   resampled searches certified far more often than fresh datasets of the
   same total did (issue 17). Drawn afresh, the labels of copies of one row
   agree only as much as the model says rows answered alike do, so the
   certification part tells the learned path nothing it has not learned.
+  Where fixed paths run beside a learned path, new labels were measured to
+  advise far too many labels (the additive model blurs what the fixed
+  paths' confidence thresholds read), and copied labels' advice held.
 
 References
 ----------
@@ -37,7 +41,7 @@ from calibrate.analysis import fixed_paths
 from calibrate.analysis.step_data import StepData
 from calibrate.profile import Kind
 
-__all__ = ["features", "label_model", "learns_path", "resample", "ridge_logistic"]
+__all__ = ["features", "label_model", "learns_alone", "resample", "ridge_logistic"]
 
 #: Inverse strength of the label model's ridge penalty (scikit-learn's ``C``, standardised answers).
 MODEL_C = 1.0
@@ -45,21 +49,23 @@ MODEL_C = 1.0
 _CLIP = 1e-3
 
 
-def learns_path(data: StepData, m: int, *, relearn_lists: bool = False) -> bool:
-    """Whether the search on ``m`` labels of this step learns a path on a split of them.
+def learns_alone(data: StepData, m: int, *, relearn_lists: bool = False) -> bool:
+    """Whether the search on ``m`` labels of this step learns a path and runs no fixed path.
 
-    As :func:`calibrate.analysis.thresholds.find_thresholds` decides it: every
-    step but a single yes/no question, except one rubric question or one
-    choice question with its lists kept below ``FIXED_ONLY_BELOW`` labels,
-    whose fixed paths alone read every label.
+    As :func:`calibrate.analysis.thresholds.find_thresholds` decides it (its
+    method ``learned_path``): several questions; one choice question without
+    known lists; one choice question whose lists are relearned, from
+    ``LEARNED_ONLY_FROM`` labels. Not one yes/no question, nor one rubric or
+    choice question whose fixed paths read every label (alone, or with a
+    learned path beside them).
     """
-    from calibrate.analysis.thresholds import FIXED_ONLY_BELOW
+    from calibrate.analysis.thresholds import LEARNED_ONLY_FROM
 
     qs = data.questions
     if len(qs) == 1 and qs[0].kind is Kind.YES_NO:
         return False
     relearn = relearn_lists and len(qs) == 1 and qs[0].kind is Kind.CHOICE
-    return not (fixed_paths.applies(data) and m < FIXED_ONLY_BELOW and not relearn)
+    return not (fixed_paths.applies(data) and not (relearn and m >= LEARNED_ONLY_FROM))
 
 
 def features(data: StepData) -> np.ndarray:
@@ -183,7 +189,7 @@ def resample(rng: np.random.Generator, data: StepData, m: int, *,
     cum = np.cumsum(weights)
     idx = np.minimum(np.searchsorted(cum, rng.random(m) * cum[-1]), data.n - 1)
     out = data.subset(idx)
-    if not learns_path(data, m, relearn_lists=relearn_lists):
+    if not learns_alone(data, m, relearn_lists=relearn_lists):
         return out
     prob = label_model(data, weights, x)
     return replace(out, acceptable=rng.random(m) < prob[idx])
