@@ -827,3 +827,25 @@ def test_tradeoff_figure_marks_a_suggestion_only_where_one_was_certified():
     disp = th.TradeoffDisplay(frame, alpha=0.1).plot()
     box = disp.ax_.get_legend().get_window_extent(disp.figure_.canvas.get_renderer())
     assert box.x0 >= disp.ax_.get_window_extent().x1
+
+
+def test_one_yes_no_question_learns_its_start_from_enough_labels():
+    from calibrate.analysis import paths
+
+    rng = np.random.default_rng(3)
+    n = paths.LEARNED_START_FROM
+    ok = rng.random(n) < 0.8
+    p = np.where(ok, rng.beta(9, 1, n), rng.beta(2, 3, n))
+    data = step_data_of([YES_NO], [p], [np.full(n, np.nan)], ok)
+    res = th.find_thresholds(data, alpha=0.1, delta=DELTA, beta=0.3)
+    assert res.method == "fixed_sequence_learned_start"
+    assert res.n_search == round(paths.LEARNED_START_SHARE * ok.sum()) + round(
+        paths.LEARNED_START_SHARE * (~ok).sum()
+    )
+    assert res.n_search + res.n_certify == n
+    passes = res.candidates[res.candidates["side"] == "pass"]
+    assert passes["n_pass"].max() == res.n_certify  # the passes are counted on the rest only
+    fails = res.candidates[res.candidates["side"] == "fail"]
+    assert fails["n_fail"].max() == n  # the fails on every label
+    smaller = step_data_of([YES_NO], [p[: n - 1]], [np.full(n - 1, np.nan)], ok[: n - 1])
+    assert th.find_thresholds(smaller, alpha=0.1, delta=DELTA, beta=0.3).method == "fixed_sequence"

@@ -177,7 +177,13 @@ def _power_start(limit: float, level: float, share: float) -> int:
 
 
 def checkpoint_weights(
-    n: Any, *, limit: float, level: float, testable: Any = None, power_share: float = POWER_SHARE
+    n: Any,
+    *,
+    limit: float,
+    level: float,
+    testable: Any = None,
+    power_share: float = POWER_SHARE,
+    start: float | None = None,
 ) -> np.ndarray:
     """Fallback weights along a path: where each chain of tests starts, and with how much level.
 
@@ -190,8 +196,10 @@ def checkpoint_weights(
     put on the first candidate at or after it that ``testable`` allows (by
     default: every candidate with at least :func:`min_count` decisions at the
     full ``level``). ``power_share`` is the share of the limit handed to
-    :func:`power_start`. Everything here is a function of the counts, never
-    of the labels, so the weights are fixed before any test is run.
+    :func:`power_start`; ``start``, when given (:func:`learned_start`), is
+    the first checkpoint's count instead. Everything here is a function of
+    the counts (and of labels the tests never see), so the weights are fixed
+    before any test is run.
 
     Parameters
     ----------
@@ -204,6 +212,10 @@ def checkpoint_weights(
         no candidate can carry them).
     testable : array-like of bool, optional
         Candidates that may carry a weight.
+    power_share : float, default=POWER_SHARE
+        Share of the limit handed to :func:`power_start`.
+    start : float, optional
+        The first checkpoint's count, when learned (:func:`learned_start`).
 
     Returns
     -------
@@ -229,9 +241,13 @@ def checkpoint_weights(
 
     # The number of checkpoints fixes the first one's share, which fixes its start: iterate once.
     first_share = 1.0
+    given = start
     for _ in range(3):
-        start = power_start(limit, first_share * level, share=power_share)
-        start = min(start, max(min_count(limit, first_share * level), int(top // 3)))
+        if given is not None:
+            start = max(float(given), 1.0)
+        else:
+            start = power_start(limit, first_share * level, share=power_share)
+            start = min(start, max(min_count(limit, first_share * level), int(top // 3)))
         marks = [start * 2**i for i in range(64) if start * 2**i <= top]
         k = max(len(marks), 1)
         share = max(FIRST_WEIGHT_MIN, 1.0 - LATER_WEIGHT * (k - 1))
@@ -297,6 +313,60 @@ def fallback(pvalues: Any, weights: Any) -> tuple[int | None, np.ndarray, np.nda
         carried = level if not fails.size else 0.0
     hits = np.flatnonzero(rejected)
     return (int(hits[-1]) if hits.size else None), levels, rejected
+
+
+def exact_test_power(m: Any, rate: Any, *, limit: float, level: float) -> np.ndarray:
+    """P(one exact binomial test at ``level`` certifies a rate within ``limit``) on ``m`` decisions.
+
+    Errors are Binomial(``m``, ``rate``); the test rejects when
+    ``P(Bin(m, limit) <= errors) <= level`` (:func:`binomial_pvalues`). No
+    decision leaves nothing to test: probability 1.
+
+    Examples
+    --------
+    >>> float(exact_test_power(1000, 0.0, limit=0.1, level=0.05))
+    1.0
+    >>> bool(exact_test_power(1000, 0.1, limit=0.1, level=0.05) <= 0.05)
+    True
+    """
+    m = np.floor(np.asarray(m, dtype=float))
+    rate = np.clip(np.asarray(rate, dtype=float), 0.0, 1.0)
+    most = stats.binom.ppf(level, m, limit)  # smallest count whose cdf reaches the level
+    most = np.where(stats.binom.cdf(most, m, limit) <= level, most, most - 1)
+    return np.where(m > 0, stats.binom.cdf(most, m, rate), 1.0)
+
+
+#: Quantile of a rate's posterior (uniform prior) read when a start is learned: a cautious rate,
+#: since a start placed for a rate the certification part then exceeds loses most of the level.
+START_RATE_QUANTILE = 0.9
+
+
+def learned_start(n_cert: Any, n_search: Any, errors_search: Any, *, limit: float,
+                  level: float) -> float | None:  # fmt: skip
+    """Decisions at which a path's first checkpoint goes, learned on a search part of the labels.
+
+    For each candidate, the certification part's decisions ``n_cert`` (counts
+    only, no labels) times the chance that an exact test at ``level`` passes
+    there, at the :data:`START_RATE_QUANTILE` posterior quantile of the rate
+    observed on the search part (``errors_search`` of ``n_search``); the start
+    is the count where that product peaks. It reads no certification label,
+    so the weights are still fixed before the certification part is tested.
+    ``None`` when no candidate has a chance.
+
+    Examples
+    --------
+    >>> n = np.array([100, 500, 1000, 2000])
+    >>> learned_start(n, n // 4, np.array([0, 2, 5, 40]), limit=0.05, level=0.08)
+    1000.0
+    """
+    n_cert = np.asarray(n_cert, dtype=float)
+    n_s = np.asarray(n_search, dtype=float)
+    k_s = np.asarray(errors_search, dtype=float)
+    rate = stats.beta.ppf(START_RATE_QUANTILE, k_s + 1, np.maximum(n_s - k_s, 0) + 1)
+    value = n_cert * exact_test_power(n_cert, rate, limit=limit, level=level)
+    if not np.any(value > 0):
+        return None
+    return float(np.maximum.accumulate(n_cert)[int(np.argmax(value))])
 
 
 def first_testable(n: Any, *, limit: float, delta: float) -> np.ndarray:

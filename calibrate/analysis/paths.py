@@ -47,6 +47,10 @@ class Path:
     n_total: int = 0
     #: Share of the limit the first checkpoint is placed for (:func:`certify.power_start`).
     power_share: float = certify.POWER_SHARE
+    #: The first checkpoint's count when learned on a search part (:func:`certify.learned_start`).
+    start: float | None = None
+    #: Labels that learned the start (0: every label certifies).
+    n_search: int = 0
 
     def __post_init__(self) -> None:
         # A check the rule says never fails, yet fails labeled rows (a choice answer outside its
@@ -94,7 +98,12 @@ class Path:
         else:
             counts, limit = self.n_pass, alpha
         return certify.checkpoint_weights(
-            counts, limit=limit, level=self.delta, testable=tested, power_share=self.power_share
+            counts,
+            limit=limit,
+            level=self.delta,
+            testable=tested,
+            power_share=self.power_share,
+            start=self.start,
         )
 
     def run(self, *, alpha: float, beta: float) -> tuple[int | None, pd.DataFrame]:
@@ -150,11 +159,26 @@ class Path:
         return chosen, frame
 
 
-def yes_no_paths(data: StepData, *, delta_pass: float, delta_fail: float) -> tuple[Path, Path]:
-    """The two one-score paths of a single yes/no question, on a fixed grid, with all labels.
+#: From this many labels, one yes/no question's pass walk learns where it starts on a split.
+LEARNED_START_FROM = 3000
+#: The share of the labels that learns the start (the rest certifies the passes).
+LEARNED_START_SHARE = 0.2
+
+
+def yes_no_paths(
+    data: StepData, *, delta_pass: float, delta_fail: float, alpha: float | None = None,
+    seed: int = 0,
+) -> tuple[Path, Path]:  # fmt: skip
+    """The two one-score paths of a single yes/no question, on a fixed grid.
 
     Each candidate's threshold is then loosened as far as it can go without
     changing a decision on the labeled data, and written as a short decimal.
+    Every label certifies the fail path. From :data:`LEARNED_START_FROM`
+    labels (and with ``alpha`` given) the pass path's first checkpoint is
+    learned on a stratified :data:`LEARNED_START_SHARE` of them
+    (:func:`certify.learned_start`), and the rest certify the passes: a start
+    read from counts alone suits an error rate rising along the path, not one
+    that is flat near ``alpha`` or high at the very top (confident mistakes).
     """
     if "score_paths" not in data.cache:  # the grid paths do not depend on alpha, beta or delta
         p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
@@ -163,9 +187,28 @@ def yes_no_paths(data: StepData, *, delta_pass: float, delta_fail: float) -> tup
             certify.score_path(p, data.acceptable, descending=False),
         )
     up, down = data.cache["score_paths"]
-    return _one_score_path(up, "pass", delta_pass, data.n), _one_score_path(
-        down, "fail", delta_fail, data.n
-    )
+    fail_path = _one_score_path(down, "fail", delta_fail, data.n)
+    if alpha is None or data.n < LEARNED_START_FROM:
+        return _one_score_path(up, "pass", delta_pass, data.n), fail_path
+    key = ("learned_start_paths", seed)
+    if key not in data.cache:  # the split and its counts do not depend on alpha or delta
+        search, cert = certify.stratified_split(
+            data.acceptable, search_fraction=LEARNED_START_SHARE, seed=seed
+        )
+        p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
+        data.cache[key] = (
+            search.size,
+            certify.score_path(p[search], ~data.acceptable[search], descending=True),
+            certify.score_path(p[cert], ~data.acceptable[cert], descending=True),
+        )
+    n_search, on_search, on_cert = data.cache[key]
+    path = _one_score_path(on_cert, "pass", delta_pass, data.n - n_search)
+    path.n_search = n_search
+    path.start = certify.learned_start(
+        on_cert.n, on_search.n, on_search.errors, limit=alpha,
+        level=certify.PASS_POWER_SHARE * delta_pass,
+    )  # fmt: skip
+    return path, fail_path
 
 
 def _one_score_path(sp: certify.ScorePath, side: str, delta: float, n_total: int) -> Path:

@@ -30,7 +30,10 @@ fixed-sequence walk).
   counting is one sort and cumulative sums. The pass threshold and the fail
   threshold are tested on two separate paths, ``PASS_SHARE`` (85%) of
   ``delta`` to the passes and the rest to the fails (Bonferroni), so both
-  bounds hold together with probability ``1 - delta``.
+  bounds hold together with probability ``1 - delta``. From
+  :data:`~calibrate.analysis.paths.LEARNED_START_FROM` labels the pass
+  walk's first checkpoint is learned on a stratified fifth of them and the
+  passes are certified on the rest.
 * **Anything else.** The path must be learned
   (:mod:`calibrate.analysis.learned_path`): a stratified random part of the
   labels (seeded; :func:`search_share`) proposes candidates by block
@@ -185,6 +188,10 @@ class StepThresholds:
     alpha, delta, beta : float
     method : str
         ``"fixed_sequence"`` (one yes/no question, all labels certify),
+        ``"fixed_sequence_learned_start"`` (the same from
+        :data:`~calibrate.analysis.paths.LEARNED_START_FROM` labels, the pass
+        walk's start learned on ``n_search`` of them, the passes certified on
+        ``n_certify``, the fails on all),
         ``"fixed_paths"`` (one rubric or choice question under
         :data:`FIXED_ONLY_BELOW` labels: a path per pass level, all labels
         certify), ``"fixed_and_learned_paths"`` (the same at half of delta,
@@ -423,7 +430,12 @@ def find_thresholds(
     if data.n and single:
         d_pass = PASS_SHARE * delta if beta < 1.0 else delta
         d_fail = (1.0 - PASS_SHARE) * delta
-        pass_path, fail_path = yes_no_paths(data, delta_pass=d_pass, delta_fail=d_fail)
+        pass_path, fail_path = yes_no_paths(
+            data, delta_pass=d_pass, delta_fail=d_fail, alpha=alpha, seed=seed
+        )
+        if pass_path.n_search:
+            method = "fixed_sequence_learned_start"
+            n_search, n_cert = pass_path.n_search, data.n - pass_path.n_search
         i_pass, f_pass = pass_path.run(alpha=alpha, beta=beta)
         frames.append(f_pass)
         i_fail = None

@@ -307,6 +307,10 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
     )
     method = {
         "fixed_sequence": "fixed-sequence tests on all labels",
+        "fixed_sequence_learned_start": (
+            f"fixed-sequence tests; the pass walk's start learned on {s.n_search} labels, "
+            f"passes certified on {s.n_certify}, fails on all"
+        ),
         "fixed_paths": "paths fixed before the labels, tested on all of them",
         "fixed_and_learned_paths": (
             "paths fixed before the labels, tested on all of them, and a path learned on a split"
