@@ -194,7 +194,7 @@ def run_oracle(qset: str, evaluator: str, alphas: Sequence[float], seed: int,
             for n in LABELS
         }  # fmt: skip
         # The best single exact test's chance at the power criterion's two bars (a reach of 0.8x
-        # the oracle in most datasets, a median of 0.9x): what the labels allow any method.
+        # the oracle in most datasets, a median of 0.9x): a reference for what the labels allow.
         for n in (m for m in LABELS if m > FEW_LABELS):
             for bar in REACH_BARS:
                 reach[f"single_test_{bar:g}_{n}"] = orc.oracle_test_power(
@@ -527,7 +527,7 @@ def headline(cells: pd.DataFrame, rows: pd.DataFrame) -> tuple[list[str], dict[s
     )
     fails = big.drop(ok1.index).sort_index()
     # Cells where even the best single exact test, on a configuration chosen knowing the truth,
-    # misses one of the criterion's bars: the labels rather than the method stand in the way.
+    # misses one of the criterion's bars: likely the labels rather than the method (a heuristic).
     beyond = (big["single_test_0.8"] < 0.90) | (big["single_test_0.9"] < 0.50)
     allowed = big[~beyond]
     verdict["power_allowed"] = (int(allowed.index.isin(ok1.index).sum()), len(allowed))

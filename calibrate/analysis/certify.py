@@ -339,6 +339,9 @@ def exact_test_power(m: Any, rate: Any, *, limit: float, level: float) -> np.nda
 #: Quantile of a rate's posterior (uniform prior) read when a start is learned: a cautious rate,
 #: since a start placed for a rate the certification part then exceeds loses most of the level.
 START_RATE_QUANTILE = 0.9
+#: Share of a path's level its first checkpoint is taken to hold when its start is learned (it
+#: holds FIRST_WEIGHT_MIN to 0.9 of it, more when fewer checkpoints follow).
+START_LEVEL_SHARE = 0.8
 
 
 def learned_start(n_cert: Any, n_search: Any, errors_search: Any, *, limit: float,

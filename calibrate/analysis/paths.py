@@ -180,8 +180,9 @@ def yes_no_paths(
     read from counts alone suits an error rate rising along the path, not one
     that is flat near ``alpha`` or high at the very top (confident mistakes).
     """
+    # An answer forced unsure (an error verdict, an incomplete answer) is never decided.
+    p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
     if "score_paths" not in data.cache:  # the grid paths do not depend on alpha, beta or delta
-        p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
         data.cache["score_paths"] = (
             certify.score_path(p, ~data.acceptable, descending=True),
             certify.score_path(p, data.acceptable, descending=False),
@@ -195,7 +196,6 @@ def yes_no_paths(
         search, cert = certify.stratified_split(
             data.acceptable, search_fraction=LEARNED_START_SHARE, seed=seed
         )
-        p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
         data.cache[key] = (
             search.size,
             certify.score_path(p[search], ~data.acceptable[search], descending=True),
@@ -206,7 +206,7 @@ def yes_no_paths(
     path.n_search = n_search
     path.start = certify.learned_start(
         on_cert.n, on_search.n, on_search.errors, limit=alpha,
-        level=certify.PASS_POWER_SHARE * delta_pass,
+        level=certify.START_LEVEL_SHARE * delta_pass,
     )  # fmt: skip
     return path, fail_path
 

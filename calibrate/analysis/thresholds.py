@@ -435,7 +435,7 @@ def find_thresholds(
         )
         if pass_path.n_search:
             method = "fixed_sequence_learned_start"
-            n_search, n_cert = pass_path.n_search, data.n - pass_path.n_search
+            n_search, n_cert = pass_path.n_search, pass_path.n_total
         i_pass, f_pass = pass_path.run(alpha=alpha, beta=beta)
         frames.append(f_pass)
         i_fail = None
