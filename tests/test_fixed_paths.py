@@ -173,3 +173,20 @@ def test_the_learned_path_offers_no_pass_level_past_the_declared_ones():
     for config in path.configs:
         assert config[0].pass_level < len(RUBRIC.levels)
         assert parse_check([config[0].to_check_item()]) == config
+
+
+def test_the_suggestion_saves_the_most_work_not_the_most_decisions():
+    """Among certified candidates a fail counts half a pass: the work still comes back."""
+    from calibrate.analysis.paths import FAIL_WORTH, Path
+
+    n_pass, n_fail = np.array([60, 60, 90, 80]), np.array([10, 40, 12, 30])
+    path = Path(
+        side="joint", tests=("pass", "fail"), n_pass=n_pass, false_pass=np.zeros(4, int),
+        n_fail=n_fail, false_fail=np.zeros(4, int), never_fails=np.zeros(4, bool),
+        describe=list("abcd"), delta=0.1, n_total=200,
+    )  # fmt: skip
+    chosen, frame = path.run(alpha=0.1, beta=0.3)
+    assert frame["certified"].all()
+    assert FAIL_WORTH == 0.5
+    # "d" decides the most (110), "c" saves the most work (90 + 6 = 96 against 80 + 15 = 95).
+    assert chosen == 2 and frame["chosen"].tolist() == [False, False, True, False]

@@ -21,6 +21,16 @@ from calibrate.profile import Kind, Question
 
 # --------------------------------------------------------------------------- candidates and the path
 
+#: What a fail is worth beside a pass when the search picks among certified candidates: a pass
+#: completes the work with no one involved; a fail saves the person's review, but the work comes
+#: back to be redone (and a false fail throws good work away).
+FAIL_WORTH = 0.5
+
+
+def worth(n_pass: np.ndarray | float, n_fail: np.ndarray | float) -> np.ndarray:
+    """The work a candidate saves: its passes plus :data:`FAIL_WORTH` times its fails."""
+    return np.asarray(n_pass, float) + FAIL_WORTH * np.asarray(n_fail, float)
+
 
 @dataclass
 class Path:
@@ -110,9 +120,9 @@ class Path:
         """The fallback walk along the path; the chosen index and every candidate's numbers.
 
         Every rejected candidate is certified (all at once, with probability
-        at least ``1 - delta`` of the path); the one chosen decides the most
-        submissions on the certification data, then passes the most, then is
-        the loosest.
+        at least ``1 - delta`` of the path); the one chosen saves the most
+        work (:func:`worth`) on the certification data, then passes the most,
+        then is the loosest.
         """
         pp, pf, p = self.pvalues(alpha=alpha, beta=beta)
         tested = self.testable(alpha=alpha, beta=beta)
@@ -124,10 +134,10 @@ class Path:
         levels[order], certified[order] = lv, rej
         chosen = None
         if certified.any():
-            # The most decided; among those the most passed (a pass is where a check saves the
-            # most work), then the loosest.
-            decided = np.where(certified, self.n_pass + self.n_fail, -1)
-            passed = np.where(decided == decided.max(), self.n_pass, -1)
+            # The most work saved (passes, and fails at FAIL_WORTH); then the most passed, then
+            # the loosest.
+            saved = np.where(certified, worth(self.n_pass, self.n_fail), -1.0)
+            passed = np.where(saved == saved.max(), self.n_pass, -1)
             chosen = int(np.flatnonzero(passed == passed.max())[-1])
         frame = pd.DataFrame(
             {

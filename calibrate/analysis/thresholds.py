@@ -92,7 +92,7 @@ from scipy import stats
 from calibrate.analysis import fixed_paths
 from calibrate.analysis import needed as needed_mod
 from calibrate.analysis.learned_path import joint_path
-from calibrate.analysis.paths import Path, loosened, yes_no_paths
+from calibrate.analysis.paths import Path, loosened, worth, yes_no_paths
 from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.step_data import (  # re-exported: the search's public vocabulary
     SEARCH_ANSWER_COLUMNS,
@@ -475,10 +475,10 @@ def find_thresholds(
             if chosen is None:
                 continue
             # Every certified candidate of every path holds at once (union bound), so the choice
-            # among paths may read anything: how many it decides, then passes, of every labeled
-            # submission (answers only), not of the part that certified each.
+            # among paths may read anything: the work it saves, then its passes, on every labeled
+            # submission (answers only), not on the part that certified each.
             r = replay_cached(path.configs[chosen], data)
-            counts = (r.n_pass + r.n_fail, r.n_pass)
+            counts = (float(worth(r.n_pass, r.n_fail)), r.n_pass)
             if counts > best:
                 best, winner = counts, k
                 suggested = path.configs[chosen]
