@@ -16,9 +16,13 @@ MIN_N = 20
 #: The default guarantee: false passes <= alpha and false fails <= beta, with probability >= 1 - delta.
 DEFAULT_ALPHA, DEFAULT_DELTA, DEFAULT_BETA = 0.05, 0.1, 0.2
 
+#: A useful check decides at least this share of submissions alone: readiness' ``min_coverage``,
+#: the share the threshold search prefers among certified candidates, and labels-needed's share.
+MIN_DECIDED = 0.5
+
 #: Labels needed: a useful check decides this share alone, and the advised total certifies one in
 #: this share of resampled cases (see calibrate.analysis.needed).
-NEEDED_SHARE, NEEDED_PROBABILITY = 0.5, 0.8
+NEEDED_SHARE, NEEDED_PROBABILITY = MIN_DECIDED, 0.8
 
 #: The alphas of the default trade-off table.
 TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
@@ -77,7 +81,7 @@ class ReadinessOptions:
     alpha: float = DEFAULT_ALPHA
     delta: float = DEFAULT_DELTA
     beta: float = DEFAULT_BETA
-    min_coverage: float = 0.5
+    min_coverage: float = MIN_DECIDED
     min_labels: int = 100
     drift_level: float = 0.01
     max_error_rate: float = 0.02

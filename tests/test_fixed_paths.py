@@ -190,3 +190,23 @@ def test_the_suggestion_saves_the_most_work_not_the_most_decisions():
     assert FAIL_WORTH == 0.5
     # "d" decides the most (110), "c" saves the most work (90 + 6 = 96 against 80 + 15 = 95).
     assert chosen == 2 and frame["chosen"].tolist() == [False, False, True, False]
+
+
+def test_a_useful_check_is_preferred_to_more_work_saved():
+    """Among certified candidates those deciding min_decided alone come first (readiness reads it)."""
+    from calibrate.analysis.paths import Path, preferred
+
+    n_pass, n_fail = np.array([60, 80, 70, 90]), np.array([50, 25, 40, 8])
+    path = Path(
+        side="joint", tests=("pass", "fail"), n_pass=n_pass, false_pass=np.zeros(4, int),
+        n_fail=n_fail, false_fail=np.zeros(4, int), never_fails=np.zeros(4, bool),
+        describe=list("abcd"), delta=0.1, n_total=200,
+    )  # fmt: skip
+    # "d" saves the most work (94) but decides 98 of 200; "b" (92.5) decides 105, "c" (90) 110.
+    chosen, frame = path.run(alpha=0.1, beta=0.3)
+    assert frame["certified"].all() and chosen == 3
+    assert path.run(alpha=0.1, beta=0.3, min_decided=0.5)[0] == 1
+    # When no candidate decides that much, the most work saved wins as before.
+    assert path.run(alpha=0.1, beta=0.3, min_decided=0.9)[0] == 3
+    # Ties in work saved go to the most passes, then to the last (the loosest).
+    assert preferred(np.array([10, 20, 20]), np.array([20, 0, 0]), 100) == 2

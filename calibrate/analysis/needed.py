@@ -345,8 +345,9 @@ def estimate_needed(
             # Drawn even when known: resample r is the same every time.
             sample = resample(rng, data, m, relearn_lists=relearn, x=x)
             if r == len(seen):
-                res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta,
-                                      seed=seed, judge_unattainable=False, **search)  # fmt: skip
+                res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta, seed=seed,
+                                      judge_unattainable=False, min_decided=share,
+                                      **search)  # fmt: skip
                 seen.append(useful(res, share))
             wins = sum(seen[: r + 1])
             if resamples - (r + 1 - wins) < need or (wins >= need and not complete):
@@ -396,5 +397,5 @@ def _screen(data: StepData, m: int, *, seed: int, alpha: float, delta: float, be
     sample = resample(np.random.default_rng([seed, 17, 0, m]), data, m,
                       relearn_lists=bool(search.get("relearn_lists")))  # fmt: skip
     res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta, seed=seed,
-                          judge_unattainable=False, **search)  # fmt: skip
+                          judge_unattainable=False, min_decided=share, **search)  # fmt: skip
     return useful(res, share)

@@ -32,6 +32,39 @@ def worth(n_pass: np.ndarray | float, n_fail: np.ndarray | float) -> np.ndarray:
     return np.asarray(n_pass, float) + FAIL_WORTH * np.asarray(n_fail, float)
 
 
+def preferred(
+    n_pass: np.ndarray, n_fail: np.ndarray, n_total: float, *, min_decided: float = 0.0
+) -> int:
+    """The candidate the search suggests among certified ones (their counts, in path order).
+
+    Among the candidates deciding at least ``min_decided`` of ``n_total``
+    alone (all of them when none does), the one saving the most work
+    (:func:`worth`), then passing the most, then the last (the loosest).
+    Every certified candidate holds at once, so the choice may read anything.
+
+    Parameters
+    ----------
+    n_pass, n_fail : numpy.ndarray
+        Passes and fails of each certified candidate.
+    n_total : float
+        Submissions the counts are out of.
+    min_decided : float, default=0.0
+        Share of ``n_total`` a useful check decides alone (readiness'
+        ``min_coverage``): a check deciding less is chosen only when no
+        certified one decides as much.
+
+    Returns
+    -------
+    int
+        Index of the chosen candidate.
+    """
+    n_pass, n_fail = np.asarray(n_pass, float), np.asarray(n_fail, float)
+    useful = n_pass + n_fail >= min_decided * n_total - 1e-9
+    saved = np.where(useful if useful.any() else True, worth(n_pass, n_fail), -1.0)
+    passed = np.where(saved == saved.max(), n_pass, -1.0)
+    return int(np.flatnonzero(passed == passed.max())[-1])
+
+
 @dataclass
 class Path:
     """Candidates in fixed-sequence order (strictest first) with their counts on the certification data.
@@ -116,13 +149,15 @@ class Path:
             start=self.start,
         )
 
-    def run(self, *, alpha: float, beta: float) -> tuple[int | None, pd.DataFrame]:
+    def run(
+        self, *, alpha: float, beta: float, min_decided: float = 0.0
+    ) -> tuple[int | None, pd.DataFrame]:
         """The fallback walk along the path; the chosen index and every candidate's numbers.
 
         Every rejected candidate is certified (all at once, with probability
-        at least ``1 - delta`` of the path); the one chosen saves the most
-        work (:func:`worth`) on the certification data, then passes the most,
-        then is the loosest.
+        at least ``1 - delta`` of the path); the one chosen is
+        :func:`preferred` on the certification data (deciding at least
+        ``min_decided`` of it where one does, then the most work saved).
         """
         pp, pf, p = self.pvalues(alpha=alpha, beta=beta)
         tested = self.testable(alpha=alpha, beta=beta)
@@ -134,11 +169,10 @@ class Path:
         levels[order], certified[order] = lv, rej
         chosen = None
         if certified.any():
-            # The most work saved (passes, and fails at FAIL_WORTH); then the most passed, then
-            # the loosest.
-            saved = np.where(certified, worth(self.n_pass, self.n_fail), -1.0)
-            passed = np.where(saved == saved.max(), self.n_pass, -1)
-            chosen = int(np.flatnonzero(passed == passed.max())[-1])
+            idx = np.flatnonzero(certified)
+            n_total = self.n_total or float(np.max(self.n_pass + self.n_fail))
+            k = preferred(self.n_pass[idx], self.n_fail[idx], n_total, min_decided=min_decided)
+            chosen = int(idx[k])
         frame = pd.DataFrame(
             {
                 "side": self.side,

@@ -92,7 +92,7 @@ from scipy import stats
 from calibrate.analysis import fixed_paths
 from calibrate.analysis import needed as needed_mod
 from calibrate.analysis.learned_path import joint_path
-from calibrate.analysis.paths import Path, loosened, worth, yes_no_paths
+from calibrate.analysis.paths import Path, loosened, preferred, yes_no_paths
 from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.step_data import (  # re-exported: the search's public vocabulary
     SEARCH_ANSWER_COLUMNS,
@@ -111,7 +111,13 @@ from calibrate.analysis.step_data import (  # re-exported: the search's public v
     store_step_answers,
     verdict_codes,
 )
-from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, TRADEOFF_ALPHAS
+from calibrate.defaults import (
+    DEFAULT_ALPHA,
+    DEFAULT_BETA,
+    DEFAULT_DELTA,
+    MIN_DECIDED,
+    TRADEOFF_ALPHAS,
+)
 from calibrate.profile import Kind, Limits, Question
 
 __all__ = [
@@ -347,6 +353,7 @@ def find_thresholds(
     search_fraction: float | None = None,
     seed: int = 0,
     judge_unattainable: bool = True,
+    min_decided: float = MIN_DECIDED,
 ) -> StepThresholds:
     """Search the thresholds of one step with a certified bound on false passes and false fails.
 
@@ -354,9 +361,12 @@ def find_thresholds(
     ``1 - delta`` over the labeled sample, the suggested configuration's
     false-pass rate is at most ``alpha`` and its false-fail rate at most
     ``beta`` (both at once), provided future submissions are exchangeable with
-    the labeled ones. Among the certified candidates, the one deciding the
-    most without a person is chosen, then the one passing the most. No
-    candidate may qualify.
+    the labeled ones. Among the certified candidates, those deciding at
+    least ``min_decided`` of the labeled submissions alone are preferred
+    (all of them when none does); of these the one saving the most work is
+    chosen (its passes plus :data:`~calibrate.analysis.paths.FAIL_WORTH`
+    times its fails), then the one passing the most. No candidate may
+    qualify.
 
     Parameters
     ----------
@@ -384,6 +394,10 @@ def find_thresholds(
         more searches). ``False`` skips that: the status is then
         ``insufficient_data`` whenever nothing is certified, for callers that
         read only whether a check is certified (the labels-needed resamples).
+    min_decided : float, default=0.5
+        Share of submissions a useful check decides alone (readiness'
+        ``min_coverage``), preferred among certified candidates. One yes/no
+        question's two walks choose apart and do not read it.
 
     Returns
     -------
@@ -460,7 +474,7 @@ def find_thresholds(
         union = data.n >= FIXED_ONLY_BELOW or relearn
         method = "fixed_and_learned_paths" if union else "fixed_paths"
         paths = fixed_paths.fixed_paths(data, delta=delta / 2 if union else delta, beta=beta)
-        runs = [(p, *p.run(alpha=alpha, beta=beta)) for p in paths]
+        runs = [(p, *p.run(alpha=alpha, beta=beta, min_decided=min_decided)) for p in paths]
         if union:
             learned_delta, n_fixed = delta / 2, len(paths)
             path, search, cert = joint_path(
@@ -468,20 +482,24 @@ def find_thresholds(
                 search_fraction=search_fraction, seed=seed,
             )  # fmt: skip
             n_search, n_cert = search.size, cert.size
-            runs.append((path, *path.run(alpha=alpha, beta=beta)))
-        best, winner = (-1, -1), None
+            runs.append((path, *path.run(alpha=alpha, beta=beta, min_decided=min_decided)))
+        winners, counts = [], []
         for k, (path, chosen, frame) in enumerate(runs):
             frames.append(frame.assign(path=k))
-            if chosen is None:
-                continue
-            # Every certified candidate of every path holds at once (union bound), so the choice
-            # among paths may read anything: the work it saves, then its passes, on every labeled
-            # submission (answers only), not on the part that certified each.
-            r = replay_cached(path.configs[chosen], data)
-            counts = (float(worth(r.n_pass, r.n_fail)), r.n_pass)
-            if counts > best:
-                best, winner = counts, k
-                suggested = path.configs[chosen]
+            if chosen is not None:
+                # Every certified candidate of every path holds at once (union bound), so the
+                # choice among paths may read anything: it reads every labeled submission
+                # (answers only), not the part that certified each.
+                r = replay_cached(path.configs[chosen], data)
+                winners.append(k)
+                counts.append((r.n_pass, r.n_fail))
+        winner = None
+        if winners:
+            # preferred() breaks ties towards the last: reversed, the first path wins them.
+            n_pass, n_fail = np.array(counts[::-1], float).T
+            winner = winners[::-1][preferred(n_pass, n_fail, data.n, min_decided=min_decided)]
+            won, chosen, _ = runs[winner]
+            suggested = won.configs[chosen]
         if winner is not None and winner < len(paths):
             n_search, n_cert = 0, data.n  # certified by a fixed path, on every label
     elif data.n:
@@ -491,7 +509,7 @@ def find_thresholds(
             search_fraction=search_fraction, seed=seed,
         )  # fmt: skip
         n_search, n_cert = search.size, cert.size
-        chosen, frame = path.run(alpha=alpha, beta=beta)
+        chosen, frame = path.run(alpha=alpha, beta=beta, min_decided=min_decided)
         frames.append(frame)
         if chosen is not None:
             suggested = path.configs[chosen]
@@ -684,11 +702,14 @@ def search_step(
     at which it certifies a check deciding at least ``needed_share`` alone in
     ``needed_probability`` of the resamples (or ``unattainable`` when no
     total up to the cap does). ``needed_share=None`` skips the estimate.
+    The search prefers candidates deciding ``needed_share`` alone (default
+    :data:`~calibrate.defaults.MIN_DECIDED` when it is ``None``).
     """
     data = step_data(subs, answers, questions=questions, model=model, limits=limits)
     result = find_thresholds(
         data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
         search_fraction=search_fraction, seed=seed,
+        min_decided=MIN_DECIDED if needed_share is None else needed_share,
     )  # fmt: skip
     if needed_share is not None and result.status == "insufficient_data":
         with_needed(result, share=needed_share, probability=needed_probability)
