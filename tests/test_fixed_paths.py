@@ -175,16 +175,23 @@ def test_the_learned_path_offers_no_pass_level_past_the_declared_ones():
         assert parse_check([config[0].to_check_item()]) == config
 
 
+def _clean_joint_path(n_pass, n_fail, *, n_total):
+    """A joint path whose candidates have no labeled error (all certified when testable)."""
+    from calibrate.analysis.paths import Path
+
+    k = len(n_pass)
+    return Path(
+        side="joint", tests=("pass", "fail"), n_pass=np.array(n_pass), false_pass=np.zeros(k, int),
+        n_fail=np.array(n_fail), false_fail=np.zeros(k, int), never_fails=np.zeros(k, bool),
+        describe=[f"c{i}" for i in range(k)], delta=0.1, n_total=n_total,
+    )  # fmt: skip
+
+
 def test_the_suggestion_saves_the_most_work_not_the_most_decisions():
     """Among certified candidates a fail counts half a pass: the work still comes back."""
-    from calibrate.analysis.paths import FAIL_WORTH, Path
+    from calibrate.analysis.paths import FAIL_WORTH
 
-    n_pass, n_fail = np.array([60, 60, 90, 80]), np.array([10, 40, 12, 30])
-    path = Path(
-        side="joint", tests=("pass", "fail"), n_pass=n_pass, false_pass=np.zeros(4, int),
-        n_fail=n_fail, false_fail=np.zeros(4, int), never_fails=np.zeros(4, bool),
-        describe=list("abcd"), delta=0.1, n_total=200,
-    )  # fmt: skip
+    path = _clean_joint_path([60, 60, 90, 80], [10, 40, 12, 30], n_total=200)
     chosen, frame = path.run(alpha=0.1, beta=0.3)
     assert frame["certified"].all()
     assert FAIL_WORTH == 0.5
@@ -194,14 +201,9 @@ def test_the_suggestion_saves_the_most_work_not_the_most_decisions():
 
 def test_a_useful_check_is_preferred_to_more_work_saved():
     """Among certified candidates those deciding min_decided alone come first (readiness reads it)."""
-    from calibrate.analysis.paths import Path, preferred
+    from calibrate.analysis.paths import preferred
 
-    n_pass, n_fail = np.array([60, 80, 70, 90]), np.array([50, 25, 40, 8])
-    path = Path(
-        side="joint", tests=("pass", "fail"), n_pass=n_pass, false_pass=np.zeros(4, int),
-        n_fail=n_fail, false_fail=np.zeros(4, int), never_fails=np.zeros(4, bool),
-        describe=list("abcd"), delta=0.1, n_total=200,
-    )  # fmt: skip
+    path = _clean_joint_path([60, 80, 70, 90], [50, 25, 40, 8], n_total=200)
     # "d" saves the most work (94) but decides 98 of 200; "b" (92.5) decides 105, "c" (90) 110.
     chosen, frame = path.run(alpha=0.1, beta=0.3)
     assert frame["certified"].all() and chosen == 3
