@@ -8,9 +8,10 @@ that order depends on the answers and confidences only, never on the labels.
 So these paths need no learning split: every label certifies. The level is
 spread over the paths (Bonferroni, equal shares: the labels may not choose
 which path gets more), each path runs the fallback walk with both rates
-tested at once, and the candidate deciding the most among all certified ones
-is suggested. With probability at least ``1 - delta`` every certified
-candidate of every path is within both limits.
+tested at once, and the preferred candidate among all certified ones is
+suggested (:func:`calibrate.analysis.paths.preferred`). With probability at
+least ``1 - delta`` every certified candidate of every path is within both
+limits.
 
 Counts come from one sort and cumulative sums per path (the rule of
 :func:`calibrate.profile.decide`, written over sorted confidences; the tests

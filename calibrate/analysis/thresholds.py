@@ -20,7 +20,8 @@ walked with exact binomial tests by the fallback procedure [5]_
 (:func:`calibrate.analysis.certify.fallback`): checkpoints placed by the
 counts hold shares of ``delta``, a rejection hands its level on, a failure
 ends a run but not the walk. Every rejected candidate is certified at once;
-the one deciding the most is suggested (Learn-then-Test [1]_, as in
+the one suggested decides enough alone and then saves the most work
+(:func:`calibrate.analysis.paths.preferred`; Learn-then-Test [1]_, as in
 Trust-or-Escalate [2]_, with the fallback walk in place of the plain
 fixed-sequence walk).
 
