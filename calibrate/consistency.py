@@ -16,7 +16,7 @@ from calibrate.profile import RESULT_CODES, decide
 
 FLAG_DESCRIPTIONS = {
     "verdict_not_worst": "verdict is not the worst of its questions' results",
-    "result_contradicts_thresholds": "a recorded result is not what the process file's thresholds give",
+    "result_contradicts_thresholds": "a recorded result is not what its process version's thresholds give",
     "choice_not_in_one_of": "a choice answer is not among the process file's one_of names",
     "level_beyond_ladder": "a rubric level is beyond the process file's levels",
     "at_in_future": "a check's time is after the moment the store was read",
@@ -92,7 +92,12 @@ def flag_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
 
 
 def contradiction_count(con: duckdb.DuckDBPyConnection) -> int:
-    """How many rows of ``labeled_answers`` :func:`contradicting_results` flags, read lean.
+    """How many answers' recorded results their thresholds would not give, read lean.
+
+    Each answer is judged against the thresholds of the process version its
+    check was recorded under, when that version's file was ingested, else
+    against today's; where every check is of today's version this is what
+    :func:`contradicting_results` flags on ``labeled_answers``.
 
     The rule sees an answer only through its question, kind, value, confidence
     and recorded result, so DuckDB counts each distinct combination once and
@@ -107,26 +112,41 @@ def contradiction_count(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def _contradicting_atoms(con: duckdb.DuckDBPyConnection) -> pd.DataFrame | None:
-    """The distinct (question, kind, answer, confidence, result) whose result the rule contradicts."""
+    """The distinct (question, check version, kind, answer, confidence, result) the rule contradicts.
+
+    A check is judged against the thresholds of the process version it was
+    recorded under when that version's file was ingested, else against
+    today's (the newest version's).
+    """
     atoms = con.execute(
         """WITH copies AS (SELECT question_id, count(*) AS m FROM question_thresholds GROUP BY ALL)
-           SELECT a.question_id, a.kind, a.p, a.name, a.level, a.confidence, a.result,
+           SELECT a.question_id, c.version, a.kind, a.p, a.name, a.level, a.confidence, a.result,
                   count(*) * any_value(q.m) AS n
            FROM answers a JOIN checks c USING (check_id) JOIN copies q USING (question_id)
            WHERE a.result IS NOT NULL
-           GROUP BY a.question_id, a.kind, a.p, a.name, a.level, a.confidence, a.result"""
+           GROUP BY a.question_id, c.version, a.kind, a.p, a.name, a.level, a.confidence,
+                    a.result"""
     ).df()
     if atoms.empty:
         return None
-    settings = con.execute(
-        """SELECT question_id, ask, pass_p, fail_p, pass_names, unsure_names, pass_level,
-                  min_confidence, one_of, levels
-           FROM question_thresholds ORDER BY process, step, position"""
+    columns = """question_id, ask, pass_p, fail_p, pass_names, unsure_names, pass_level,
+                 min_confidence, one_of, levels"""
+    today = con.execute(
+        f"SELECT {columns} FROM question_thresholds ORDER BY process, step, position"  # noqa: S608
     ).df()
-    settings = settings.drop_duplicates("question_id").set_index("question_id")
+    today = today.drop_duplicates("question_id").set_index("question_id")
+    versions = con.execute(
+        f"""SELECT process_version, {columns} FROM question_version_thresholds
+            WHERE process_version IS NOT NULL ORDER BY process, step, position"""  # noqa: S608
+    ).df()
+    versions = versions.drop_duplicates(["question_id", "process_version"])
+    versions = versions.set_index(["question_id", "process_version"])
     flagged = np.zeros(len(atoms), dtype=bool)
-    for (qid, kind), group in atoms.groupby(["question_id", "kind"], sort=False):
-        question = dataset.question_from_row({**settings.loc[qid].to_dict(), "kind": kind})
+    groups = atoms.groupby(["question_id", "version", "kind"], sort=False, dropna=False)
+    for (qid, version, kind), group in groups:
+        own = (qid, version) in versions.index if isinstance(version, str) else False
+        settings = versions.loc[(qid, version)] if own else today.loc[qid]
+        question = dataset.question_from_row({**settings.to_dict(), "kind": kind})
         answer = {"yes_no": group["p"], "choice": group["name"], "rubric": group["level"]}[
             question.kind.value
         ]
@@ -165,6 +185,7 @@ def _contradiction_rows(con: duckdb.DuckDBPyConnection, limit: int) -> list[tupl
                       'result ' || a.result || ' to ' || to_json(a.ask) AS detail
                FROM answers a JOIN checks c USING (check_id)
                SEMI JOIN flag_atoms f ON a.question_id = f.question_id AND a.kind = f.kind
+                    AND c.version IS NOT DISTINCT FROM f.version
                     AND a.p IS NOT DISTINCT FROM f.p AND a.name IS NOT DISTINCT FROM f.name
                     AND a.level IS NOT DISTINCT FROM f.level
                     AND a.confidence IS NOT DISTINCT FROM f.confidence AND a.result = f.result

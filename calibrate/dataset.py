@@ -132,11 +132,13 @@ def submissions(
 def answers(
     con: duckdb.DuckDBPyConnection, filters: Filters | None = None, *, labeled_only: bool = False
 ) -> pd.DataFrame:
-    """One row per answered question, with its check's label and the thresholds in force.
+    """One row per answered question, with its check's label and today's thresholds.
 
     Threshold columns (``pass_p``, ``fail_p``, ``pass_names``, ``unsure_names``,
-    ``pass_level``, ``min_confidence``) come from the ingested process file and
-    limits; they are missing for a question no process file names.
+    ``pass_level``, ``min_confidence``) come from the newest ingested version
+    of the process file and the limits (a check recorded under an older
+    version had that version's: the ``question_version_thresholds`` view holds
+    them); they are missing for a question no process file names.
     """
     where, params = (filters or Filters()).where()
     if labeled_only:

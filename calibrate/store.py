@@ -17,7 +17,7 @@ import duckdb
 
 from calibrate.errors import StoreBusyError, StoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_DB = "calibrate.duckdb"
 ENV_VAR = "CALIBRATE_DB"
 #: How long :func:`connect` waits for another process to release the store.
@@ -169,9 +169,11 @@ def _prepare(con: duckdb.DuckDBPyConnection, *, read_only: bool, target: str) ->
 
 
 def _migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:
-    # Each step moves the schema one version forward inside one transaction. Versions 2 and 3
+    # Each step moves the schema one version forward inside one transaction. Versions 2 to 4
     # only added tables, and schema.sql creates only what is missing, so it is their migration.
-    migrations: dict[int, str] = {1: _sql("schema.sql"), 2: _sql("schema.sql")}
+    # (A store migrated to 4 holds older process versions only once their files are ingested
+    # again; until then a check is judged against the newest version, as before.)
+    migrations: dict[int, str] = {v: _sql("schema.sql") for v in (1, 2, 3)}
     while version < SCHEMA_VERSION:
         step = migrations.get(version)
         if step is None:

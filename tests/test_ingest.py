@@ -565,3 +565,34 @@ def test_table_rows_as_a_spreadsheet_shows_them_blank_rows_and_decisions_in_any_
     (f,) = ingest(con, [parquet]).files
     assert (f.read, f.loaded, f.quarantined) == (3, 2, 1)
     assert con.execute("SELECT json_path FROM quarantine").fetchall() == [("row 4",)]
+
+
+def test_a_check_is_judged_against_its_own_process_version(tmp_path):
+    """Version 1 passes at 0.7, version 2 at 0.95: a version-1 check that passed at 0.8 is right,
+    whichever file is ingested last, and a version-2 check that passed at 0.8 is flagged."""
+    from calibrate.consistency import contradiction_count, flag_rows
+
+    def process_file(version: str, threshold: float) -> str:
+        return (
+            f"process: p\nversion: '{version}'\nsteps:\n  - id: s\n    agent: Do it.\n"
+            f"    check:\n      - ask: Is it right?\n        pass: {threshold}\n"
+        )
+
+    answer = {**GOOD_Q, "answer": 0.8, "result": "pass"}
+    lines = [verdict_line("r1", [answer]), json.loads(verdict_line("r2", [answer]))]
+    lines[1]["version"] = "2"
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(lines[0] + "\n" + json.dumps(lines[1]) + "\n")
+    con = connect(tmp_path / "s.duckdb")
+    for version, threshold in (("2", 0.95), ("1", 0.7)):
+        path = tmp_path / f"process-v{version}.yaml"
+        path.write_text(process_file(version, threshold))
+        assert ingest(con, [path]).files[0].new == 1  # each version's questions are stored
+    ingest(con, [runs])
+    assert con.execute("SELECT process_version, pass_p FROM questions").fetchall() == [("2", 0.95)]
+    assert sorted(
+        con.execute("SELECT process_version, pass_p FROM question_versions").fetchall()
+    ) == [("1", 0.7), ("2", 0.95)]
+    assert contradiction_count(con) == 1
+    flagged = [r for r in flag_rows(con) if r["flag"] == "result_contradicts_thresholds"]
+    assert [r["run_id"] for r in flagged] == ["r2"]

@@ -54,7 +54,7 @@ def test_a_version_2_store_is_migrated_when_opened_for_writing(tmp_path):
     with pytest.raises(StoreError, match="open it once for writing"):
         connect(path, read_only=True)
     con = connect(path)
-    assert schema_version(con) == SCHEMA_VERSION == 3
+    assert schema_version(con) == SCHEMA_VERSION == 4
     assert con.execute("SELECT count(*) FROM withdrawn").fetchone()[0] == 0
     con.close()
     connect(path, read_only=True).close()

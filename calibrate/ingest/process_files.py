@@ -213,14 +213,25 @@ def _preview(value: Any) -> str:
 
 
 def store_process(con: duckdb.DuckDBPyConnection, parsed: Parsed, file_id: int) -> int:
-    """Replace the questions of the steps this file defines; returns rows written.
+    """Store the questions of the steps this file defines; returns the rows written.
 
-    A file with an older ``version`` than the one already loaded for a step does
-    not overwrite it.
+    Every version's questions are kept in ``question_versions`` (a file of a
+    version already stored replaces that version's rows), so that a check
+    recorded under an older version is judged against its own thresholds.
+    ``questions`` holds each step's newest version, today's check: a file with
+    an older ``version`` than the one held there does not replace it.
     """
     steps = sorted({row[2] for row in parsed.rows})
     written = 0
     for step in steps:
+        rows = [(*r, file_id) for r in parsed.rows if r[2] == step]
+        con.execute(
+            """DELETE FROM question_versions WHERE process = ? AND step = ?
+               AND process_version IS NOT DISTINCT FROM ?""",
+            [parsed.process, step, parsed.version],
+        )
+        con.executemany(_INSERT_QUESTION.format(table="question_versions"), rows)
+        written += len(rows)
         current = con.execute(
             "SELECT max(process_version) FROM questions WHERE process = ? AND step = ?",
             [parsed.process, step],
@@ -232,15 +243,14 @@ def store_process(con: duckdb.DuckDBPyConnection, parsed: Parsed, file_id: int) 
         ):
             continue
         con.execute("DELETE FROM questions WHERE process = ? AND step = ?", [parsed.process, step])
-        rows = [r for r in parsed.rows if r[2] == step]
-        con.executemany(
-            """INSERT INTO questions
-               SELECT md5(concat_ws(chr(31), $1, $3, $5)), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-                      $13, $14, $15, $16""",
-            [(*r, file_id) for r in rows],
-        )
-        written += len(rows)
+        con.executemany(_INSERT_QUESTION.format(table="questions"), rows)
     return written
+
+
+#: One question row, its id from (process, step, ask); ``table`` is one of two fixed names.
+_INSERT_QUESTION = """INSERT INTO {table}
+    SELECT md5(concat_ws(chr(31), $1, $3, $5)), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+           $13, $14, $15, $16"""
 
 
 _VERSION_PARTS = re.compile(r"[0-9]+|[^0-9]+")

@@ -1,4 +1,5 @@
--- calibrate store, schema version 3 (2 added audit_draws and audit_eligible, 3 holds and withdrawn).
+-- calibrate store, schema version 4 (2 added audit_draws and audit_eligible, 3 holds and withdrawn,
+-- 4 question_versions).
 -- Every statement is CREATE ... IF NOT EXISTS, so running this file on an older store
 -- adds what it lacks: that is the migration from version 1 (calibrate/store.py).
 -- Tables hold facts as recorded; views derive labels and defaults so that the
@@ -83,7 +84,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     json_path   VARCHAR
 );
 
--- Questions known from process files (thresholds as written; NULL = server default).
+-- Questions known from process files (thresholds as written; NULL = server default): the
+-- newest version of each step, the one the analysis reads as today's check.
 CREATE TABLE IF NOT EXISTS questions (
     question_id     VARCHAR NOT NULL,
     process         VARCHAR NOT NULL,
@@ -103,6 +105,10 @@ CREATE TABLE IF NOT EXISTS questions (
     advisory        BOOLEAN,
     file_id         INTEGER
 );
+
+-- The questions of every version of every process file ingested (same columns): what a check
+-- recorded under an older version is judged against that version's thresholds.
+CREATE TABLE IF NOT EXISTS question_versions AS SELECT * FROM questions WHERE false;
 
 -- describe.limits, as ingested; the latest file wins.
 CREATE TABLE IF NOT EXISTS limits (

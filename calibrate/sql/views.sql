@@ -9,8 +9,9 @@ SELECT
     (SELECT check_fail FROM limits ORDER BY file_id DESC LIMIT 1) AS check_fail,
     coalesce((SELECT check_confidence FROM limits ORDER BY file_id DESC LIMIT 1), 0.8) AS check_confidence;
 
--- Questions with the server defaults filled in where the process file left a key out.
-CREATE OR REPLACE VIEW question_thresholds AS
+-- Questions with the server defaults filled in where the process file left a key out: today's
+-- (questions) and every ingested version's (question_versions).
+CREATE OR REPLACE MACRO with_server_defaults(question_table) AS TABLE
 SELECT
     q.question_id, q.process, q.process_version, q.step, q.position, q.ask, q.kind,
     CASE WHEN q.kind = 'yes_no' THEN coalesce(q.pass_p, l.check_pass) END AS pass_p,
@@ -19,7 +20,11 @@ SELECT
     CASE WHEN q.kind IN ('choice', 'rubric') THEN coalesce(q.confidence, l.check_confidence) END
         AS min_confidence,
     q.one_of, q.levels, q.advisory
-FROM questions q CROSS JOIN current_limits l;
+FROM query_table(question_table) q CROSS JOIN current_limits l;
+
+CREATE OR REPLACE VIEW question_thresholds AS SELECT * FROM with_server_defaults('questions');
+CREATE OR REPLACE VIEW question_version_thresholds AS
+SELECT * FROM with_server_defaults('question_versions');
 
 -- The check each decision was made on: the latest check of its submission (run, step, attempt)
 -- recorded at or before the decision. A returned escalation and the approval of the same attempt's
@@ -85,7 +90,8 @@ FROM ranked r
 LEFT JOIN check_labels s USING (check_id)
 LEFT JOIN audit_eligible e USING (check_id);
 
--- One row per answered question, with its check's label and the thresholds in force.
+-- One row per answered question, with its check's label and today's thresholds (the newest process
+-- version's; question_version_thresholds holds every version's).
 CREATE OR REPLACE VIEW labeled_answers AS
 SELECT
     l.check_id, l.run_id, l.process, l.version, l.step, l.attempt, l.verdict, l.advisory,
