@@ -9,6 +9,13 @@ The public API, short and explicit::
     report = calibrate.assess_store(con, alpha=0.05)
     calibrate.write_report(report, "reports/")
 
+After the switch (``advisory: false``)::
+
+    con = calibrate.connect("calibrate.duckdb")            # a draw is stored: open for writing
+    drawn = calibrate.draw_audit(con, process="invoice-matching", step="match_invoice", rate=0.1)
+    calibrate.write_audit_csv(drawn, "audit.csv")          # for the reviewer
+    watch = calibrate.monitor_store(con)                   # the anytime-valid alarm, per step
+
 Every module loads on first use (pandas, scikit-learn, matplotlib and Jinja2
 take seconds), so ``import calibrate`` and ``calibrate ingest`` stay quick.
 """
@@ -20,7 +27,8 @@ from typing import Any
 
 from calibrate.errors import CalibrateError
 
-#: Public names and the modules they live in, imported when first touched.
+#: Public names and the modules they live in (``module:name`` where the module names it
+#: otherwise), imported when first touched.
 _LAZY = {
     "Filters": "calibrate.dataset",
     "answers": "calibrate.dataset",
@@ -44,6 +52,10 @@ _LAZY = {
     "assess_store": "calibrate.analysis.readiness",
     "ReadinessOptions": "calibrate.analysis.readiness",
     "write_report": "calibrate.report.render",
+    "draw_audit": "calibrate.audit:draw",
+    "write_audit_csv": "calibrate.audit:write_csv",
+    "audit_draws": "calibrate.audit:draws",
+    "monitor_store": "calibrate.analysis.monitor",
 }
 
 __all__ = ["CalibrateError", *_LAZY]
@@ -53,7 +65,8 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        module, _, attr = _LAZY[name].partition(":")
+        value = getattr(importlib.import_module(module), attr or name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'calibrate' has no attribute {name!r}")

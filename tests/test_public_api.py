@@ -49,3 +49,26 @@ def test_filters_validate_times_at_entry():
     ):
         calibrate.Filters(since="yesterday")
     assert calibrate.Filters(until="2026-10-01").until.isoformat() == "2026-10-01T00:00:00+00:00"
+
+
+def test_the_calls_after_the_switch(tmp_path):
+    """draw_audit, write_audit_csv, audit_draws and monitor_store from the top level."""
+    from calibrate.simulate import simulate
+
+    out = tmp_path / "export"
+    simulate(out, runs=600, seed=3, enforce_weeks=4)
+    con = calibrate.connect(tmp_path / "s.duckdb")
+    try:
+        from calibrate.ingest import ingest
+
+        ingest(con, [out])
+        drawn = calibrate.draw_audit(
+            con, process="invoice-matching", step="match_invoice", rate=0.5, seed=1
+        )
+        calibrate.write_audit_csv(drawn, tmp_path / "audit.csv")
+        assert len(calibrate.audit_draws(con)) == 1
+        watch = calibrate.monitor_store(con)
+    finally:
+        con.close()
+    assert (tmp_path / "audit.csv").read_text(encoding="utf-8").count("\n") > 1
+    assert watch is not None
