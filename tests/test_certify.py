@@ -209,3 +209,39 @@ def test_checkpoints_are_fixed_by_counts_and_sum_to_the_level():
     # Later checkpoints sit at twice the count of the one before.
     marks = n[np.flatnonzero(w)]
     assert np.all(marks[1:] >= 2 * marks[:-1] - 1)
+
+
+def test_spread_checkpoints_keep_the_first_and_the_level():
+    # A learned path's passes grow little: from 300 to 1,100 the doublings give one later mark.
+    n = np.linspace(300, 1100, 40).round()
+    plain = certify.checkpoint_weights(n, limit=0.2, level=0.1)
+    spread = certify.checkpoint_weights(n, limit=0.2, level=0.1, spread=6)
+    assert spread.sum() == pytest.approx(plain.sum()) == pytest.approx(0.1)
+    first = np.flatnonzero(plain)[0]
+    assert np.flatnonzero(spread)[0] == first and spread[first] == plain[first]
+    later = np.flatnonzero(spread)[1:]
+    # The later marks keep a checkpoint, and the loose end of the path gets some.
+    assert set(np.flatnonzero(plain)[1:]) <= set(later) and later[-1] == n.size - 1
+    assert 6 <= later.size <= 6 + np.flatnonzero(plain).size - 1
+    np.testing.assert_allclose(spread[later], spread[later][0])
+    # No later checkpoint (every mark falls on the first candidate): nothing to spread.
+    short = np.linspace(1000, 1100, 20).round()
+    alone = certify.checkpoint_weights(short, limit=0.2, level=0.1)
+    assert np.flatnonzero(alone).size == 1
+    np.testing.assert_array_equal(
+        certify.checkpoint_weights(short, limit=0.2, level=0.1, spread=6), alone
+    )
+
+
+def test_spread_checkpoints_walk_past_a_failure_midway():
+    # One candidate midway cannot be rejected (a few fails against beta); everything after it can.
+    n = np.linspace(300, 1100, 40).round()
+    p = np.full(n.size, 1e-4)
+    plain = certify.checkpoint_weights(n, limit=0.2, level=0.1)
+    p[np.flatnonzero(plain)[-1] + 1] = 0.9
+    chosen_plain, _, _ = certify.fallback(p, plain)
+    chosen, _, rejected = certify.fallback(
+        p, certify.checkpoint_weights(n, limit=0.2, level=0.1, spread=6)
+    )
+    assert chosen_plain == np.flatnonzero(plain)[-1]
+    assert chosen == n.size - 1 and rejected.sum() == n.size - np.flatnonzero(plain)[0] - 1
