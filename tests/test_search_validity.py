@@ -66,6 +66,9 @@ VALIDITY_CELLS = [
     # the pass walk's start learned on a split (>= paths.LEARNED_START_FROM labels), where the
     # lowest false-pass rate on the path (8.8%) sits just inside alpha
     ("yes_no", "confident_errors", 5000, 0.10),
+    # a learned path whose later checkpoints are spread along it (certify.LEARNED_SPREAD), where
+    # many candidates sit near one limit or both
+    ("three", "calibrated", 1500, 0.15),
 ]
 
 

@@ -503,5 +503,6 @@ def joint_path(
         configs=configs,
         n_total=cert.size,
         power_share=certify.PASS_POWER_SHARE,
+        spread=certify.LEARNED_SPREAD if data.n >= certify.LEARNED_SPREAD_FROM else 0,
     )
     return path, search, cert

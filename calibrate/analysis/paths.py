@@ -94,6 +94,9 @@ class Path:
     start: float | None = None
     #: Labels that learned the start (0: every label certifies).
     n_search: int = 0
+    #: Candidates that share the later checkpoints' weight (:func:`certify.checkpoint_weights`):
+    #: :data:`certify.LEARNED_SPREAD` on a learned path, 0 on paths fixed before the labels.
+    spread: int = 0
 
     def __post_init__(self) -> None:
         # A check the rule says never fails, yet fails labeled rows (a choice answer outside its
@@ -147,6 +150,7 @@ class Path:
             testable=tested,
             power_share=self.power_share,
             start=self.start,
+            spread=self.spread,
         )
 
     def run(
