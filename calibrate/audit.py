@@ -49,7 +49,9 @@ from calibrate.textsafe import csv_cell
 #: The decision-table columns (docs/formats.md §3), filled by the reviewer.
 DECISION_COLUMNS = ("run", "process", "step", "attempt", "decision", "by", "at", "note")
 #: Read-only context after them; ingest ignores columns it does not know.
-CONTEXT_COLUMNS = ("verdict", "checked_at", "model", "answers", "audit_draw", "inclusion_p")
+CONTEXT_COLUMNS = (
+    "verdict", "checked_at", "model", "answers", "audit_draw", "drawn_at", "inclusion_p",
+)  # fmt: skip
 #: Verdicts a draw may offer: the ones the check decides alone once enforced.
 DRAWABLE = ("pass", "fail")
 #: Relative inclusion probability of the near, middle and far band (by_band).
@@ -72,6 +74,9 @@ class Draw:
         The ``--per-week`` asked for, if any.
     verdicts : tuple of str
     n_eligible, n_drawn : int
+    drawn_at : datetime
+        When the draw was made: a decision on a drawn check is its audit only when made at
+        or after this time.
     drawn : DataFrame
         The drawn checks in the draw's order, with the columns of the CSV.
     """
@@ -86,6 +91,7 @@ class Draw:
     verdicts: tuple[str, ...]
     n_eligible: int
     n_drawn: int
+    drawn_at: datetime
     drawn: pd.DataFrame
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +101,7 @@ class Draw:
             "seed": self.seed, "design": self.design, "rate": self.rate,
             "per_week": self.per_week, "verdicts": list(self.verdicts),
             "n_eligible": self.n_eligible, "n_drawn": self.n_drawn,
+            "drawn_at": self.drawn_at.isoformat(),
         }  # fmt: skip
 
 
@@ -397,7 +404,7 @@ def draw(
     return Draw(
         draw_id=draw_id, process=process, step=step, seed=seed, design=design,
         rate=use_rate, per_week=per_week, verdicts=verdicts, n_eligible=n,
-        n_drawn=int(drawn.sum()), drawn=picked,
+        n_drawn=int(drawn.sum()), drawn_at=now, drawn=picked,
     )  # fmt: skip
 
 
@@ -442,7 +449,7 @@ def write_csv(result: Draw, path: str | Path) -> None:
                     rec["verdict"],
                     at.isoformat() if isinstance(at, datetime | pd.Timestamp) and not pd.isna(at) else "",
                     rec["model"] or "", rec["answers"], rec["draw_id"],
-                    round(float(rec["inclusion_p"]), 6),
+                    result.drawn_at.isoformat(), round(float(rec["inclusion_p"]), 6),
                 )]
             )  # fmt: skip
 

@@ -45,6 +45,10 @@ class RateMonitor:
         The null rate (alpha or beta).
     path : DataFrame
         Per decided audit: ``at``, ``e_value``, ``lower``, ``upper`` (for figures).
+    conflicts : int
+        Drawn checks whose decisions made after the draw disagree (the first is used).
+    before_draw : int
+        Decisions on drawn checks dated before their draw: no audits, ignored.
     """
 
     audited: int
@@ -57,6 +61,8 @@ class RateMonitor:
     alarm_at: datetime | None
     limit: float
     path: pd.DataFrame = field(repr=False)
+    conflicts: int = 0
+    before_draw: int = 0
 
     @property
     def alarm(self) -> bool:
@@ -68,6 +74,7 @@ class RateMonitor:
             "rate": self.rate, "lower": self.lower, "upper": self.upper,
             "e_value": self.e_value,
             "alarm_at": self.alarm_at.isoformat() if self.alarm_at is not None else None,
+            "conflicts": self.conflicts, "decisions_before_draw": self.before_draw,
         }  # fmt: skip
 
 
@@ -81,7 +88,8 @@ def rate_monitor(
     stream : DataFrame
         One row per check an audit draw considered, in stream order, with
         ``drawn`` (bool), ``inclusion_p``, ``label`` (True / False / missing)
-        and ``decided_at``, ``at``.
+        and ``decided_at``, ``at``; optionally ``conflict`` (bool) and ``n_before``
+        (decisions dated before the draw) per check.
     limit : float
         The null rate: alpha for passes, beta for fails.
     delta : float
@@ -95,6 +103,13 @@ def rate_monitor(
     """
     drawn = stream["drawn"].to_numpy(dtype=bool)
     label = stream["label"]
+    # Counted over the whole stream: a conflict behind a pending audit is still worth saying.
+    quality = {
+        "conflicts": int(stream["conflict"].to_numpy(dtype=bool)[drawn].sum())
+        if "conflict" in stream else 0,
+        "before_draw": int(stream["n_before"].to_numpy(dtype=np.int64)[drawn].sum())
+        if "n_before" in stream else 0,
+    }  # fmt: skip
     undecided = drawn & label.isna().to_numpy()
     pending = int(undecided.sum())
     stop = int(np.argmax(undecided)) if undecided.any() else len(stream)
@@ -106,7 +121,7 @@ def rate_monitor(
     audited = int(drawn.sum())
     empty = pd.DataFrame(columns=["at", "e_value", "lower", "upper"])
     if audited == 0:
-        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty)
+        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty, **quality)
     memory = (
         memory_for(limit, s["design_rate"].to_numpy(dtype=float)) if "design_rate" in s else None
     )
@@ -126,7 +141,7 @@ def rate_monitor(
     return RateMonitor(
         audited=audited, bad=int(err.sum()), pending=pending, rate=rate,
         lower=float(cs.lower[-1]), upper=float(cs.upper[-1]), e_value=float(np.exp(log_k[-1])),
-        alarm_at=alarm_at, limit=limit, path=path,
+        alarm_at=alarm_at, limit=limit, path=path, **quality,
     )  # fmt: skip
 
 

@@ -58,7 +58,7 @@ def draw_command(
 
     The CSV is a decision table (run, process, step, attempt, decision, by, at,
     note) with the decisions blank, followed by read-only context (verdict,
-    check time, model, answers, draw, inclusion probability). Fill in decision,
+    check time, model, answers, draw, time of the draw, inclusion probability). Fill in decision,
     by and at, then `calibrate ingest` the file: decisions on drawn checks are
     audits because the store holds the draw. Prints the draw's design as JSON.
     """

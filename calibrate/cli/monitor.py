@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from calibrate.cli.app import app, handle_errors
@@ -20,6 +22,9 @@ from calibrate.cli.options import (
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
+
+if TYPE_CHECKING:
+    from calibrate.analysis.rate_monitor import RateMonitor
 
 monitoring = lazy_module("calibrate.analysis.monitor")
 
@@ -73,13 +78,16 @@ def monitor_command(
                 continue
             if m.audited == 0:
                 typer.echo(f"  {name}: no audits yet (pending {m.pending})")
-                continue
-            alarm = f", alarm {m.alarm_at:%Y-%m-%d}" if m.alarm_at else ""
-            typer.echo(
-                f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
-                f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs {limit:g}; "
-                f"e-value {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); pending {m.pending}"
-            )
+            else:
+                alarm = f", alarm {m.alarm_at:%Y-%m-%d}" if m.alarm_at else ""
+                typer.echo(
+                    f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
+                    f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
+                    f"{limit:g}; e-value {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
+                    f"pending {m.pending}"
+                )
+            for line in audit_quality(m):
+                typer.echo(f"    {line}")
         e = s.escalations
         if e["decided"]:
             typer.echo(
@@ -95,3 +103,19 @@ def monitor_command(
             typer.echo("")
             for line in s.action.splitlines():
                 typer.echo(terminal_safe(f"  {line}"))
+
+
+def audit_quality(m: RateMonitor) -> list[str]:
+    """Lines on the audit decisions the monitor set aside or had to choose between."""
+    out = []
+    if m.conflicts:
+        out.append(
+            f"{m.conflicts} drawn checks have disagreeing decisions after the draw: the first "
+            "decision after the draw is used (the blind one)"
+        )
+    if m.before_draw:
+        out.append(
+            f"{m.before_draw} decisions on drawn checks are dated before their draw: not audits, "
+            "ignored"
+        )
+    return out
