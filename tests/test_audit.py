@@ -68,10 +68,11 @@ def test_a_draw_never_offers_a_check_twice(store):
     assert set(second.drawn["verdict"]) == {"fail"}
     rows = store.execute("SELECT count(*), count(DISTINCT check_id) FROM audit_eligible").fetchone()
     assert rows[0] == rows[1] == first.n_eligible + second.n_eligible
-    assert audit.draw(store, **STEP, rate=1.0, seed=3).n_eligible == 0
+    third = audit.draw(store, **STEP, rate=1.0, seed=3)
+    assert third.n_eligible == 0 and third.draw_id is None  # nothing left: not stored
     stored = audit.draws(store)
-    assert stored["seed"].tolist() == [1, 2, 3]
-    assert stored["n_drawn"].tolist()[:2] == [first.n_drawn, second.n_drawn]
+    assert stored["seed"].tolist() == [1, 2]
+    assert stored["n_drawn"].tolist() == [first.n_drawn, second.n_drawn]
 
 
 def test_only_enforced_checks_are_eligible(store):
@@ -220,3 +221,55 @@ def test_blocking_fails_before_the_switch_are_not_eligible(store):
     assert before > 0
     result = audit.draw(store, **STEP, rate=1.0, seed=1, verdicts=("pass", "fail"))
     assert (pd.to_datetime(result.drawn["at"], utc=True) >= pd.Timestamp(switch)).all()
+
+
+def draw_args(db, out, *more):
+    return ["audit", "draw", "--db", db, "--process", "invoice-matching", "--step",
+            "match_invoice", "--out", str(out), *more]  # fmt: skip
+
+
+def test_a_draw_whose_csv_cannot_be_written_is_not_stored(tmp_path, enforced_export, monkeypatch):
+    db = str(tmp_path / "c.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    bad = runner.invoke(app, draw_args(db, tmp_path / "nope" / "a.csv", "--rate", "0.5"))
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: --out")
+    assert len(bad.stderr.strip().splitlines()) == 1
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM audit_draws").fetchone()[0] == 0
+    con.close()
+    # A failure while writing rolls the draw back and leaves no file behind.
+    con = connect(db)
+    out = tmp_path / "w.csv"
+    original = audit.write_csv
+
+    def broken(result, path):
+        original(result, path)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(audit, "write_csv", broken)
+    with pytest.raises(OSError):
+        audit.draw(con, **STEP, rate=0.5, seed=1, out=out)
+    monkeypatch.undo()
+    assert con.execute("SELECT count(*) FROM audit_eligible").fetchone()[0] == 0
+    assert list(tmp_path.glob("*w.csv*")) == []
+    con.close()
+    good = runner.invoke(app, draw_args(db, out, "--rate", "0.5", "--seed", "1"))
+    assert good.exit_code == 0, good.output
+    assert json.loads(good.stdout)["n_eligible"] > 100 and out.exists()
+
+
+def test_a_draw_that_picks_nothing_uses_nothing_up(tmp_path, enforced_export):
+    db = str(tmp_path / "c.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    out = tmp_path / "e.csv"
+    empty = runner.invoke(app, draw_args(db, out, "--rate", "0.0001", "--seed", "1"))
+    assert empty.exit_code == 2
+    assert "picked none of the" in empty.stderr and "nothing stored" in empty.stderr
+    assert not out.exists()
+    full = runner.invoke(app, draw_args(db, out, "--rate", "1"))
+    assert full.exit_code == 0 and json.loads(full.stdout)["n_eligible"] > 100
+    again = runner.invoke(app, draw_args(db, tmp_path / "f.csv", "--rate", "1"))
+    assert again.exit_code == 2 and "no eligible checks" in again.stderr
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM audit_draws").fetchone()[0] == 1
+    con.close()
