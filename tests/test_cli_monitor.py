@@ -105,3 +105,41 @@ def test_no_audits_says_which_rate_to_draw(tmp_path):
         in step["action"]
     )
     assert step["audit_plan"]["passes_per_week"] > 0
+
+
+@pytest.fixture(scope="module")
+def enforced_db(tmp_path_factory):
+    """A store with one enforced step and no audit yet."""
+    tmp = tmp_path_factory.mktemp("enforced-db")
+    out, db = tmp / "exp", str(tmp / "c.duckdb")
+    sim = ["simulate", "--runs", "1500", "--seed", "2", "--enforce-weeks", "6", "--out", str(out)]
+    assert runner.invoke(app, sim).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    return db
+
+
+@pytest.mark.parametrize(
+    ("filters", "draw", "named"),
+    [
+        (["--process", "nope"], ["--step", "x"], "processes in the store: expense-review, invoice"),
+        (["--step", "nope"], ["--process", "invoice-matching"], "steps in the store: "),
+        (
+            ["--process", "expense-review"],
+            ["--step", "review_expense"],
+            "enforced steps in the store: invoice-matching / match_invoice",
+        ),
+    ],
+)
+def test_filters_that_select_no_enforced_step_are_refused(
+    enforced_db, filters, draw, named, tmp_path
+):
+    result = runner.invoke(app, ["monitor", "--db", enforced_db, *filters])
+    assert result.exit_code == 2 and result.stderr.startswith("error: ")
+    assert named in result.stderr
+    # audit draw refuses them alike, and stores nothing.
+    out = tmp_path / "e1.csv"
+    drawn = runner.invoke(app, ["audit", "draw", "--db", enforced_db, *filters, *draw,
+                                "--rate", "0.5", "--out", str(out)])  # fmt: skip
+    assert drawn.exit_code == 2 and named in drawn.stderr and not out.exists()
+    ok = runner.invoke(app, ["monitor", "--db", enforced_db, "--process", "invoice-matching"])
+    assert ok.exit_code == 0 and "invoice-matching / match_invoice" in ok.stdout

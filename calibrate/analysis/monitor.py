@@ -344,6 +344,23 @@ def monitor_store(
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
 
 
+def enforced_steps(con: Any) -> list[tuple[str, str]]:
+    """The store's enforced steps: those with a pass or unsure verdict recorded with ``advisory: false``.
+
+    Returns
+    -------
+    list of (process, step)
+        Sorted.
+    """
+    return [
+        (str(p), str(s))
+        for p, s in con.execute(
+            "SELECT DISTINCT process, step FROM checks WHERE advisory IS NOT DISTINCT FROM false"
+            " AND verdict IN ('pass', 'unsure') AND process IS NOT NULL ORDER BY 1, 2"
+        ).fetchall()
+    ]
+
+
 def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Sequence | None):
     """Unsure under today's thresholds per check of ``checks`` (recorded verdicts without them)."""
     recorded = checks["verdict"].to_numpy(dtype=object) == "unsure"

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from calibrate.cli.app import app, handle_errors
-from calibrate.cli.options import DbOption
+from calibrate.cli.options import DbOption, require_enforced
 from calibrate.cli.render import echo_json
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
@@ -72,6 +72,7 @@ def draw_command(
     audits.check_writable(out)
     con = connect(db)
     try:
+        require_enforced(con, process, step)
         result = audits.draw(
             con, process=process, step=step, rate=rate, per_week=per_week, verdicts=wanted,
             by_band=by_band, seed=seed, out=out,

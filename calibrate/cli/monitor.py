@@ -17,6 +17,7 @@ from calibrate.cli.options import (
     StepOption,
     check_levels,
     format_option,
+    require_enforced,
     require_format,
 )
 from calibrate.cli.render import echo_json, terminal_safe
@@ -55,6 +56,7 @@ def monitor_command(
     check_levels(alpha, delta, beta)
     con = connect(db, read_only=True)
     try:
+        require_enforced(con, process, step)
         result = monitoring.monitor_store(
             con, process=process, step=step, alpha=alpha, beta=beta, delta=delta
         )

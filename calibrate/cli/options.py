@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from calibrate.dataset import Filters
 
 dataset = lazy_module("calibrate.dataset")
+monitoring = lazy_module("calibrate.analysis.monitor")
 
 DbOption = Annotated[
     Path | None,
@@ -120,6 +121,28 @@ def require_match(con: object, filters: Filters) -> None:
     reason = dataset.unmatched_filters(con, filters)
     if reason is not None:
         raise UsageError(reason)
+
+
+def require_enforced(con: object, process: str | None, step: str | None) -> None:
+    """Refuse a ``--process`` / ``--step`` with no enforced step, naming the enforced ones (exit 2).
+
+    First the names themselves (:func:`require_match`); then whether any step they select is
+    enforced (a pass or unsure verdict recorded with ``advisory: false``).
+    """
+    if process is None and step is None:
+        return
+    require_match(con, make_filters(process=process, step=step))
+    steps = monitoring.enforced_steps(con)
+    if any((process in (None, p)) and (step in (None, s)) for p, s in steps):
+        return
+    asked = " ".join(
+        f"{opt} {value!r}" for opt, value in (("--process", process), ("--step", step)) if value
+    )
+    known = ", ".join(f"{p} / {s}" for p, s in steps) or "none"
+    raise UsageError(
+        f"{asked}: no enforced step (no pass or unsure verdict recorded with advisory: false); "
+        f"enforced steps in the store: {known}"
+    )
 
 
 def note_left_out(con: object, filters: Filters) -> None:
