@@ -190,14 +190,13 @@ def monitor_step(
         )
     if fp.alarm:
         alarms.append(
-            f"false passes: e-value {fp.e_value:.3g} reached 1/δ = {1 / delta:g} on "
-            f"{fp.alarm_at:%Y-%m-%d}; {fp.bad} of {fp.audited} audited passes not acceptable "
-            f"(rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence {fp.lower:.3f}–{fp.upper:.3f})"
+            f"false passes: {crossing(fp, delta)}; {fp.bad} of {fp.audited} audited passes not "
+            f"acceptable (rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence "
+            f"{fp.lower:.3f}–{fp.upper:.3f})"
         )
     if ff is not None and ff.alarm:
         alarms.append(
-            f"false fails: e-value {ff.e_value:.3g} reached 1/δ on {ff.alarm_at:%Y-%m-%d}; "
-            f"{ff.bad} of {ff.audited} audited fails acceptable"
+            f"false fails: {crossing(ff, delta)}; {ff.bad} of {ff.audited} audited fails acceptable"
         )
     label_free = "(label-free, no certificate: a sign to audit more, not a verdict on the check)"
     if len(unsure_ref) and len(unsure_now):
@@ -250,6 +249,18 @@ def monitor_step(
         false_pass=fp, false_fail=ff, escalations=_escalations(enforced), warnings=warnings,
         action=action, plan=plan,
     )  # fmt: skip
+
+
+def crossing(m: RateMonitor, delta: float) -> str:
+    """The alarm in words: the value that crossed ``1/delta`` and when, then today's value.
+
+    Today's e-value may have fallen back since the crossing; the alarm stands (Ville's
+    inequality bounds the chance of ever crossing), so the crossing value is the one quoted.
+    """
+    return (
+        f"the e-value reached {m.e_value_at_alarm:.3g} ≥ 1/δ = {1 / delta:g} on "
+        f"{m.alarm_at:%Y-%m-%d} (peak {m.e_value_peak:.3g}, today {m.e_value:.3g})"
+    )
 
 
 def _rate_arg(plan: SequentialAuditPlan | None) -> str:

@@ -37,10 +37,15 @@ class RateMonitor:
     rate, lower, upper : float or None
         The weighted rate and the confidence sequence's ends.
     e_value : float
-        The e-process now (1 before any audit).
+        The e-process now (1 before any audit); after an alarm it may have
+        fallen back below ``1/delta``, the alarm stands.
     alarm_at : datetime or None
         Time of the audit decision at which the e-process first reached
         ``1/delta``.
+    e_value_at_alarm : float or None
+        The e-process at that decision: the value that crossed.
+    e_value_peak : float
+        The largest value the e-process has reached (1 before any audit).
     limit : float
         The null rate (alpha or beta).
     path : DataFrame
@@ -63,6 +68,8 @@ class RateMonitor:
     path: pd.DataFrame = field(repr=False)
     conflicts: int = 0
     before_draw: int = 0
+    e_value_at_alarm: float | None = None
+    e_value_peak: float = 1.0
 
     @property
     def alarm(self) -> bool:
@@ -74,6 +81,7 @@ class RateMonitor:
             "rate": self.rate, "lower": self.lower, "upper": self.upper,
             "e_value": self.e_value,
             "alarm_at": self.alarm_at.isoformat() if self.alarm_at is not None else None,
+            "e_value_at_alarm": self.e_value_at_alarm, "e_value_peak": self.e_value_peak,
             "conflicts": self.conflicts, "decisions_before_draw": self.before_draw,
         }  # fmt: skip
 
@@ -142,6 +150,8 @@ def rate_monitor(
         audited=audited, bad=int(err.sum()), pending=pending, rate=rate,
         lower=float(cs.lower[-1]), upper=float(cs.upper[-1]), e_value=float(np.exp(log_k[-1])),
         alarm_at=alarm_at, limit=limit, path=path, **quality,
+        e_value_at_alarm=float(np.exp(log_k[first])) if first >= 0 else None,
+        e_value_peak=float(np.exp(max(0.0, log_k.max()))),
     )  # fmt: skip
 
 

@@ -81,11 +81,16 @@ def monitor_command(
             if m.audited == 0:
                 typer.echo(f"  {name}: no audits yet (pending {m.pending})")
             else:
-                alarm = f", alarm {m.alarm_at:%Y-%m-%d}" if m.alarm_at else ""
+                alarm = (
+                    f"; crossed at {m.e_value_at_alarm:.3g} on {m.alarm_at:%Y-%m-%d}, "
+                    f"peak {m.e_value_peak:.3g}"
+                    if m.alarm_at
+                    else ""
+                )
                 typer.echo(
                     f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
                     f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
-                    f"{limit:g}; e-value {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
+                    f"{limit:g}; e-value today {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
                     f"pending {m.pending}"
                 )
             for line in audit_quality(m):
