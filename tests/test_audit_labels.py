@@ -72,3 +72,32 @@ def test_decisions_before_the_draw_are_not_audits_and_later_conflicts_are_counte
     assert again.conflicts == 3 and again.bad == fp.bad
     assert again.to_dict()["conflicts"] == 3 and again.to_dict()["decisions_before_draw"] == 20
     con.close()
+
+
+def test_pending_draws_say_to_record_them_and_what_waits_behind(tmp_path, export):
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    path, filled = tmp_path / "audit.csv", tmp_path / "filled.csv"
+    audit.write_csv(result, path)
+    (step,) = monitor_store(con).steps
+    assert step.status == "no_audits"
+    assert step.action.startswith(
+        f"{result.n_drawn} drawn checks await a decision (draw {result.draw_id}, 2026-12-01): "
+        "record them before drawing again"
+    )
+    assert "draw an audit" not in step.action
+    # Ten decisions come in, but not the first drawn check's: they wait behind it.
+    review_audit(path, export / ".truth", filled)
+    rows = pd.read_csv(filled, dtype=str, keep_default_na=False)
+    rows.iloc[1:11].to_csv(tmp_path / "some.csv", index=False)
+    ingest(con, [tmp_path / "some.csv"])
+    (step,) = monitor_store(con).steps
+    fp = step.false_pass
+    assert fp.audited == 0 and fp.pending == result.n_drawn - 10 and fp.waiting == 10
+    assert "10 decided audits wait behind the first pending one" in step.action
+    assert step.to_dict()["false_pass"]["waiting_behind_pending"] == 10
+    assert step.to_dict()["false_pass"]["pending_draws"] == [
+        {"draw_id": result.draw_id, "drawn_at": DRAWN_AT.isoformat(), "pending": fp.pending}
+    ]
+    con.close()

@@ -233,7 +233,7 @@ def monitor_step(
             f"  - id: {step}\n    advisory: true"
         )
         warnings = alarms + warnings
-    elif fp.audited == 0:
+    elif fp.audited == 0 and not fp.pending:
         status = "no_audits"
         action = (
             "No audited passes yet: draw an audit (`calibrate audit draw --process "
@@ -241,14 +241,39 @@ def monitor_step(
             + (plan.text() if plan else "")
         )
     else:
-        status = "warning" if warnings else "ok"
-        action = None
+        status = "no_audits" if fp.audited == 0 else "warning" if warnings else "ok"
+        # Drawn checks awaiting a decision: a new draw would find them used up, so the next
+        # step is to record them, not to draw again.
+        action = pending_text([m for m in (fp, ff) if m is not None])
     return StepMonitor(
         process=process, step=step, model=model,
         enforced_since=since.to_pydatetime() if since is not None else None, status=status,
         false_pass=fp, false_fail=ff, escalations=_escalations(enforced), warnings=warnings,
         action=action, plan=plan,
     )  # fmt: skip
+
+
+def pending_text(monitors: Sequence[RateMonitor]) -> str | None:
+    """What to do about drawn checks still awaiting a decision, or ``None`` when none are."""
+    pending = sum(m.pending for m in monitors)
+    if not pending:
+        return None
+    draws: dict[int, Any] = {}
+    for m in monitors:
+        for d in m.pending_draws:
+            draws.setdefault(d["draw_id"], d["drawn_at"])
+    where = ", ".join(
+        f"draw {k}" + (f", {at:%Y-%m-%d}" if at is not None else "")
+        for k, at in sorted(draws.items())
+    )
+    text = f"{pending} drawn checks await a decision ({where}): record them before drawing again."
+    waiting = sum(m.waiting for m in monitors)
+    if waiting:
+        text += (
+            f" {waiting} decided audits wait behind the first pending one: the monitor reads "
+            "each stream up to its first pending audit, so they count once it is decided."
+        )
+    return text
 
 
 def crossing(m: RateMonitor, delta: float) -> str:

@@ -54,6 +54,11 @@ class RateMonitor:
         Drawn checks whose decisions made after the draw disagree (the first is used).
     before_draw : int
         Decisions on drawn checks dated before their draw: no audits, ignored.
+    waiting : int
+        Decided audits behind the first pending one: the stream stops there, so
+        they count only once it is decided.
+    pending_draws : tuple of dict
+        Per draw with pending checks: ``draw_id``, ``drawn_at``, ``pending``.
     """
 
     audited: int
@@ -70,6 +75,8 @@ class RateMonitor:
     before_draw: int = 0
     e_value_at_alarm: float | None = None
     e_value_peak: float = 1.0
+    waiting: int = 0
+    pending_draws: tuple[dict[str, Any], ...] = ()
 
     @property
     def alarm(self) -> bool:
@@ -82,6 +89,11 @@ class RateMonitor:
             "e_value": self.e_value,
             "alarm_at": self.alarm_at.isoformat() if self.alarm_at is not None else None,
             "e_value_at_alarm": self.e_value_at_alarm, "e_value_peak": self.e_value_peak,
+            "waiting_behind_pending": self.waiting,
+            "pending_draws": [
+                {**d, "drawn_at": d["drawn_at"].isoformat() if d["drawn_at"] is not None else None}
+                for d in self.pending_draws
+            ],
             "conflicts": self.conflicts, "decisions_before_draw": self.before_draw,
         }  # fmt: skip
 
@@ -121,6 +133,8 @@ def rate_monitor(
     undecided = drawn & label.isna().to_numpy()
     pending = int(undecided.sum())
     stop = int(np.argmax(undecided)) if undecided.any() else len(stream)
+    quality["waiting"] = int((drawn & ~undecided)[stop:].sum())
+    quality["pending_draws"] = _pending_draws(stream[undecided])
     s = stream.iloc[:stop]
     drawn = drawn[:stop]
     pi = s["inclusion_p"].to_numpy(dtype=float)
@@ -153,6 +167,19 @@ def rate_monitor(
         e_value_at_alarm=float(np.exp(log_k[first])) if first >= 0 else None,
         e_value_peak=float(np.exp(max(0.0, log_k.max()))),
     )  # fmt: skip
+
+
+def _pending_draws(rows: pd.DataFrame) -> tuple[dict[str, Any], ...]:
+    """Per draw holding pending checks: its id, when it was made and how many are pending."""
+    if rows.empty or "draw_id" not in rows:
+        return ()
+    when = rows["drawn_at"] if "drawn_at" in rows else pd.Series(None, index=rows.index)
+    out = []
+    for draw_id, group in rows.groupby("draw_id", sort=True):
+        at = pd.to_datetime(when.loc[group.index], utc=True).min()
+        out.append({"draw_id": int(draw_id), "drawn_at": None if pd.isna(at) else at.to_pydatetime(),
+                    "pending": len(group)})  # fmt: skip
+    return tuple(out)
 
 
 def design_bound(stream: pd.DataFrame) -> np.ndarray:

@@ -50,7 +50,8 @@ def monitor_command(
     (weighted by inverse inclusion probability): an alarm is false with
     probability at most delta however often monitor is run. Status per step:
     ok, alarm (with the change back to advisory: true), warning (label-free
-    signs, no certificate) or no_audits (with the audit rate needed).
+    signs, no certificate) or no_audits (with the audit rate needed). While
+    drawn checks await a decision, the action says to record them first.
     """
     require_format(fmt, "monitor", Format.table, Format.json)
     check_levels(alpha, delta, beta)
@@ -78,8 +79,9 @@ def monitor_command(
         ):
             if m is None:
                 continue
+            waiting = f", {m.waiting} decided waiting behind the first" if m.waiting else ""
             if m.audited == 0:
-                typer.echo(f"  {name}: no audits yet (pending {m.pending})")
+                typer.echo(f"  {name}: no audits yet (pending {m.pending}{waiting})")
             else:
                 alarm = (
                     f"; crossed at {m.e_value_at_alarm:.3g} on {m.alarm_at:%Y-%m-%d}, "
@@ -91,7 +93,7 @@ def monitor_command(
                     f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
                     f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
                     f"{limit:g}; e-value today {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
-                    f"pending {m.pending}"
+                    f"pending {m.pending}{waiting}"
                 )
             for line in audit_quality(m):
                 typer.echo(f"    {line}")
