@@ -46,6 +46,7 @@ from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, desig
     rate_monitor,
 )
 from calibrate.profile import RESULT_NAMES
+from calibrate.textsafe import yaml_block
 
 #: Answer bins of a yes/no question: quintiles of the certification window's probabilities.
 YES_NO_BINS = 5
@@ -230,7 +231,8 @@ def monitor_step(
         action = (
             "Restore advisory: true on this step, so a person decides again while the check is "
             f"re-examined ({'; '.join(alarms)}). In the process file:\n"
-            f"  - id: {step}\n    advisory: true"
+            # Quoted as YAML needs: a step id is record text (`chk #1: a`).
+            + yaml_block([{"id": step, "advisory": True}], indent=2).rstrip("\n")
         )
         warnings = alarms + warnings
     elif fp.audited == 0 and not fp.pending:
