@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from calibrate import audit
 from calibrate.cli import app
-from calibrate.dataset import Filters, left_out_count, submissions
+from calibrate.dataset import Filters, left_out_count, left_out_counts, submissions
 from calibrate.errors import UsageError
 from calibrate.ingest import ingest
 from calibrate.simulate import simulate
@@ -273,3 +273,37 @@ def test_a_draw_that_picks_nothing_uses_nothing_up(tmp_path, enforced_export):
     con = connect(db, read_only=True)
     assert con.execute("SELECT count(*) FROM audit_draws").fetchone()[0] == 1
     con.close()
+
+
+def test_left_out_says_escalations_apart_from_undrawn_decisions(tmp_path, enforced_export):
+    db = str(tmp_path / "l.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    con = connect(db, read_only=True)
+    esc = con.execute(
+        "SELECT count(*) FROM labeled WHERE NOT advisory AND verdict = 'unsure' AND label IS NOT NULL"
+    ).fetchone()[0]
+    undrawn = con.execute(
+        "SELECT run_id, attempt, checked_at FROM checks WHERE NOT advisory AND verdict = 'pass'"
+        " ORDER BY checked_at DESC LIMIT 3"
+    ).fetchall()
+    con.close()
+    # Somebody decided three enforced passes that no draw drew.
+    path = tmp_path / "extra.csv"
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(audit.DECISION_COLUMNS)
+        for run, attempt, at in undrawn:
+            writer.writerow([run, *STEP.values(), attempt, "approved", "x", at.isoformat(), ""])
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(path)])
+    con = connect(db, read_only=True)
+    assert left_out_counts(con, Filters(process="invoice-matching")) == {
+        "escalations": esc, "undrawn": 3,
+    }  # fmt: skip
+    con.close()
+    result = runner.invoke(app, ["agreement", "--db", db, "--process", "invoice-matching"])
+    assert result.exit_code == 0
+    assert (
+        f"{esc + 3} labeled checks left out: {esc} escalations after the switch (the unsure "
+        "region the enforced check selected) and 3 decisions on enforced pass/fail checks that "
+        "no audit draw drew; --with-escalations keeps them"
+    ) in result.stderr

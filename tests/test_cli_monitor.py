@@ -143,3 +143,12 @@ def test_filters_that_select_no_enforced_step_are_refused(
     assert drawn.exit_code == 2 and named in drawn.stderr and not out.exists()
     ok = runner.invoke(app, ["monitor", "--db", enforced_db, "--process", "invoice-matching"])
     assert ok.exit_code == 0 and "invoice-matching / match_invoice" in ok.stdout
+
+
+def test_format_lists_only_what_monitor_prints():
+    help_text = runner.invoke(app, ["monitor", "--help"], terminal_width=200).stdout
+    assert "[table|json]" in help_text and "yaml" not in help_text and "csv" not in help_text
+    from calibrate.cli.reference import cli_reference
+
+    section = cli_reference().split("## `calibrate monitor`")[1].split("## ")[0]
+    assert "| `--format` | table / json |" in section

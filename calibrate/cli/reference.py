@@ -35,6 +35,10 @@ def _param_row(param: Any) -> str:
     kind = (
         "flag" if getattr(param, "is_flag", False) else _type_name(param.type_descriptor.annotation)
     )
+    # A command offering only some of an option's choices says which in its metavar.
+    metavar = getattr(param, "metavar", None)
+    if metavar and " / " in kind:
+        kind = metavar.strip("[]").replace("|", " / ")
     default = param.default
     if isinstance(default, Enum):
         default = default.value
