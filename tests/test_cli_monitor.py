@@ -52,6 +52,10 @@ def test_alarm_after_a_shift(tmp_path):
     assert fp["lower"] > 0 and fp["upper"] > info["alpha"]
     assert "advisory: true" in step["action"]
     assert "ALARM" in info["table"] and "advisory: true" in info["table"]
+    # A script gates on the alarm with --fail-on-alarm: exit 1, the output printed all the same.
+    gated = runner.invoke(app, ["monitor", "--db", info["db"], "--format", "json",
+                                "--fail-on-alarm"])  # fmt: skip
+    assert gated.exit_code == 1 and json.loads(gated.stdout)["steps"][0]["status"] == "alarm"
     assert set(info) >= {"alpha", "beta", "delta", "steps"}
     assert set(fp) >= {"audited", "bad", "rate", "lower", "upper", "e_value", "alarm_at"}
     assert step["escalations"]["n"] > 0
@@ -75,6 +79,7 @@ def test_ok_without_a_shift(tmp_path):
     assert step["status"] in ("ok", "warning"), step
     assert step["false_pass"]["alarm_at"] is None
     assert step["false_pass"]["audited"] > 300
+    assert runner.invoke(app, ["monitor", "--db", info["db"], "--fail-on-alarm"]).exit_code == 0
     # The sample's other steps record only blocking fails with advisory: false: not enforced.
     assert [s["process"] for s in info["steps"]] == ["invoice-matching"]
 

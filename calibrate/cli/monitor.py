@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -42,6 +42,13 @@ def monitor_command(
     beta: BetaOption = 0.2,
     delta: DeltaOption = 0.1,
     fmt: MonitorFormat = Format.table,
+    fail_on_alarm: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-alarm",
+            help="Exit 1 when any step is in alarm (after printing), so a script can gate on it.",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Per enforced step and model: an anytime-valid alarm on audited false passes and fails.
@@ -52,6 +59,9 @@ def monitor_command(
     ok, alarm (with the change back to advisory: true), warning (label-free
     signs, no certificate) or no_audits (with the audit rate needed). While
     drawn checks await a decision, the action says to record them first.
+
+    Exit code 0 whatever the status; with --fail-on-alarm, 1 when any step is
+    in alarm (the output is printed first, in either format).
     """
     require_format(fmt, "monitor", Format.table, Format.json)
     check_levels(alpha, delta, beta)
@@ -65,7 +75,16 @@ def monitor_command(
         con.close()
     if fmt is Format.json:
         echo_json(result.to_dict())
-        return
+    else:
+        print_table(result, alpha=alpha, beta=beta, delta=delta)
+    if fail_on_alarm and any(s.status == "alarm" for s in result.steps):
+        raise typer.Exit(1)
+
+
+def print_table(
+    result: monitoring.MonitorReport, *, alpha: float, beta: float, delta: float
+) -> None:
+    """The monitor for a person: per step its status, rates, e-values, warnings and action."""
     if not result.steps:
         typer.echo("no enforced steps: no check recorded with advisory: false")
         return

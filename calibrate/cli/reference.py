@@ -59,7 +59,8 @@ def cli_reference() -> str:
         "",
         "Every command that reads the store takes `--db PATH` (default `$CALIBRATE_DB`, else "
         "`./calibrate.duckdb`). Results go to stdout, diagnostics to stderr. Exit codes: 0 done, "
-        "1 `--strict` found quarantined records (or a command's own failure), 2 unusable arguments, "
+        "1 `--strict` found quarantined records, `monitor --fail-on-alarm` an alarm (or a "
+        "command's own failure), 2 unusable arguments, "
         "3 the store is in use by another process.",
         "",
     ]
