@@ -123,8 +123,8 @@ def rate_monitor(
     """
     drawn = stream["drawn"].to_numpy(dtype=bool)
     label = stream["label"]
-    # Counted over the whole stream: a conflict behind a pending audit is still worth saying.
-    quality = {
+    # Counted over the whole stream: a conflict or a decided audit behind a pending one still counts.
+    bookkeeping = {
         "conflicts": int(stream["conflict"].to_numpy(dtype=bool)[drawn].sum())
         if "conflict" in stream else 0,
         "before_draw": int(stream["n_before"].to_numpy(dtype=np.int64)[drawn].sum())
@@ -133,8 +133,8 @@ def rate_monitor(
     undecided = drawn & label.isna().to_numpy()
     pending = int(undecided.sum())
     stop = int(np.argmax(undecided)) if undecided.any() else len(stream)
-    quality["waiting"] = int((drawn & ~undecided)[stop:].sum())
-    quality["pending_draws"] = _pending_draws(stream[undecided])
+    bookkeeping["waiting"] = int((drawn & ~undecided)[stop:].sum())
+    bookkeeping["pending_draws"] = _pending_draws(stream[undecided])
     s = stream.iloc[:stop]
     drawn = drawn[:stop]
     pi = s["inclusion_p"].to_numpy(dtype=float)
@@ -143,7 +143,7 @@ def rate_monitor(
     audited = int(drawn.sum())
     empty = pd.DataFrame(columns=["at", "e_value", "lower", "upper"])
     if audited == 0:
-        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty, **quality)
+        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty, **bookkeeping)
     memory = (
         memory_for(limit, s["design_rate"].to_numpy(dtype=float)) if "design_rate" in s else None
     )
@@ -163,7 +163,7 @@ def rate_monitor(
     return RateMonitor(
         audited=audited, bad=int(err.sum()), pending=pending, rate=rate,
         lower=float(cs.lower[-1]), upper=float(cs.upper[-1]), e_value=float(np.exp(log_k[-1])),
-        alarm_at=alarm_at, limit=limit, path=path, **quality,
+        alarm_at=alarm_at, limit=limit, path=path, **bookkeeping,
         e_value_at_alarm=float(np.exp(log_k[first])) if first >= 0 else None,
         e_value_peak=float(np.exp(max(0.0, log_k.max()))),
     )  # fmt: skip
