@@ -32,9 +32,10 @@ This is the one writer of the store besides ingest.
 from __future__ import annotations
 
 import csv
+import os
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,9 @@ from calibrate.textsafe import csv_cell
 #: The decision-table columns (docs/formats.md §3), filled by the reviewer.
 DECISION_COLUMNS = ("run", "process", "step", "attempt", "decision", "by", "at", "note")
 #: Read-only context after them; ingest ignores columns it does not know.
-CONTEXT_COLUMNS = ("verdict", "checked_at", "model", "answers", "audit_draw", "inclusion_p")
+CONTEXT_COLUMNS = (
+    "verdict", "checked_at", "model", "answers", "audit_draw", "drawn_at", "inclusion_p",
+)  # fmt: skip
 #: Verdicts a draw may offer: the ones the check decides alone once enforced.
 DRAWABLE = ("pass", "fail")
 #: Relative inclusion probability of the near, middle and far band (by_band).
@@ -62,7 +65,9 @@ class Draw:
 
     Attributes
     ----------
-    draw_id : int
+    draw_id : int or None
+        ``None`` when the draw picked nothing: it is then not stored, and its
+        eligible checks stay eligible for the next draw.
     process, step : str
     seed : int
     design : {"uniform", "by_band"}
@@ -72,11 +77,14 @@ class Draw:
         The ``--per-week`` asked for, if any.
     verdicts : tuple of str
     n_eligible, n_drawn : int
+    drawn_at : datetime
+        When the draw was made: a decision on a drawn check is its audit only when made at
+        or after this time.
     drawn : DataFrame
         The drawn checks in the draw's order, with the columns of the CSV.
     """
 
-    draw_id: int
+    draw_id: int | None
     process: str
     step: str
     seed: int
@@ -86,6 +94,7 @@ class Draw:
     verdicts: tuple[str, ...]
     n_eligible: int
     n_drawn: int
+    drawn_at: datetime
     drawn: pd.DataFrame
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +104,7 @@ class Draw:
             "seed": self.seed, "design": self.design, "rate": self.rate,
             "per_week": self.per_week, "verdicts": list(self.verdicts),
             "n_eligible": self.n_eligible, "n_drawn": self.n_drawn,
+            "drawn_at": self.drawn_at.isoformat(),
         }  # fmt: skip
 
 
@@ -305,8 +315,15 @@ def draw(
     by_band: bool = False,
     seed: int | None = None,
     now: datetime | None = None,
+    out: str | Path | None = None,
 ) -> Draw:
     """Draw, store and return a random audit sample of a step's enforced checks.
+
+    The draw is stored and its CSV written together: the CSV goes to a
+    temporary file beside ``out``, the draw is committed, then the file is
+    renamed to ``out``, so a failure leaves neither. A draw that picks nothing
+    (no eligible check, or none drawn at a small rate) stores nothing and
+    writes nothing, so it uses no check up.
 
     Parameters
     ----------
@@ -326,17 +343,22 @@ def draw(
         Seed of the draw; a fresh one (stored) when not given.
     now : datetime, optional
         The draw's time; the clock when not given.
+    out : path-like, optional
+        Write the drawn checks there as a decision table (:func:`write_csv`).
 
     Returns
     -------
     Draw
+        With ``draw_id`` ``None`` when nothing was drawn (nothing stored).
 
     Raises
     ------
     UsageError
         Neither or both of ``rate`` and ``per_week``, a rate outside (0, 1],
-        or a verdict that cannot be drawn.
+        a verdict that cannot be drawn, or an ``out`` that cannot be written.
     """
+    if out is not None:
+        check_writable(out)
     if (rate is None) == (per_week is None):
         raise UsageError("give one of --rate and --per-week")
     if rate is not None and not 0.0 < rate <= 1.0:
@@ -365,13 +387,23 @@ def draw(
     rng = np.random.default_rng(seed)
     drawn = rng.random(n) < pi
     design = "by_band" if by_band else "uniform"
+    n_drawn = int(drawn.sum())
+    result = Draw(
+        draw_id=None, process=process, step=step, seed=seed, design=design, rate=use_rate,
+        per_week=per_week, verdicts=verdicts, n_eligible=n, n_drawn=n_drawn, drawn_at=now,
+        drawn=elig.iloc[:0].assign(inclusion_p=[], draw_id=[], answers=[]),
+    )  # fmt: skip
+    if n_drawn == 0:
+        # Nothing to review: storing it would use up every eligible check for no audit.
+        return result
+    tmp: Path | None = None
     con.execute("BEGIN")
     try:
         draw_id = int(con.execute("SELECT nextval('draw_id_seq')").fetchone()[0])
         con.execute(
             "INSERT INTO audit_draws VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [draw_id, now, process, step, seed, design, use_rate, per_week, list(verdicts), n,
-             int(drawn.sum())],
+             n_drawn],
         )  # fmt: skip
         rows = pd.DataFrame(
             {
@@ -386,19 +418,48 @@ def draw(
         con.register("_audit_rows", rows)
         con.execute("INSERT INTO audit_eligible SELECT * FROM _audit_rows")
         con.unregister("_audit_rows")
+        picked = elig.loc[drawn].reset_index(drop=True)
+        picked["inclusion_p"] = pi[drawn]
+        picked["draw_id"] = draw_id
+        picked["answers"] = _answer_text(con, picked["check_id"].tolist())
+        result = replace(result, draw_id=draw_id, drawn=picked)
+        if out is not None:
+            tmp = _temp_beside(Path(out))
+            write_csv(result, tmp)
         con.execute("COMMIT")
-    except Exception:
+    except BaseException:
         con.execute("ROLLBACK")
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise
-    picked = elig.loc[drawn].reset_index(drop=True)
-    picked["inclusion_p"] = pi[drawn]
-    picked["draw_id"] = draw_id
-    picked["answers"] = _answer_text(con, picked["check_id"].tolist())
-    return Draw(
-        draw_id=draw_id, process=process, step=step, seed=seed, design=design,
-        rate=use_rate, per_week=per_week, verdicts=verdicts, n_eligible=n,
-        n_drawn=int(drawn.sum()), drawn=picked,
-    )  # fmt: skip
+    if tmp is not None:
+        os.replace(tmp, out)
+    return result
+
+
+def check_writable(path: str | Path) -> None:
+    """Refuse an output file that cannot be written, before anything is done.
+
+    Raises
+    ------
+    UsageError
+        Its folder is missing or not writable, or the path is a folder or a
+        file that cannot be replaced.
+    """
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UsageError(f"--out {path}: is a folder, not a file")
+    if not parent.is_dir():
+        raise UsageError(f"--out {path}: folder {parent} does not exist")
+    # A file is replaced by renaming into its folder: the folder must be writable.
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {path}: folder {parent} is not writable")
+
+
+def _temp_beside(path: Path) -> Path:
+    """A fresh name in ``path``'s folder, so renaming it onto ``path`` is atomic."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
 def _answer_text(con: duckdb.DuckDBPyConnection, check_ids: list[str]) -> list[str]:
@@ -442,7 +503,7 @@ def write_csv(result: Draw, path: str | Path) -> None:
                     rec["verdict"],
                     at.isoformat() if isinstance(at, datetime | pd.Timestamp) and not pd.isna(at) else "",
                     rec["model"] or "", rec["answers"], rec["draw_id"],
-                    round(float(rec["inclusion_p"]), 6),
+                    result.drawn_at.isoformat(), round(float(rec["inclusion_p"]), 6),
                 )]
             )  # fmt: skip
 

@@ -148,16 +148,35 @@ def answers(
 
 
 def left_out_count(con: duckdb.DuckDBPyConnection, filters: Filters | None = None) -> int:
-    """Labeled checks that ``filters`` leave out as escalations after the switch.
+    """Labeled checks that ``filters`` leave out as decided after the switch (no audit drew them).
 
-    Zero when ``filters.escalations`` keeps them.
+    Zero when ``filters.escalations`` keeps them; :func:`left_out_counts` splits them.
+    """
+    return sum(left_out_counts(con, filters).values())
+
+
+def left_out_counts(
+    con: duckdb.DuckDBPyConnection, filters: Filters | None = None
+) -> dict[str, int]:
+    """The labeled checks ``filters`` leave out after the switch, by what they are.
+
+    Returns
+    -------
+    dict
+        ``escalations``: decided unsure (or error) verdicts, the region the enforced
+        check sent to a person; ``undrawn``: decisions on enforced pass or fail checks that no
+        audit draw drew (a sample of nothing known). Both zero when ``filters.escalations``
+        keeps them.
     """
     filters = filters or Filters()
     if filters.escalations:
-        return 0
+        return {"escalations": 0, "undrawn": 0}
     where, params = replace(filters, escalations=True).where()
-    sql = f"SELECT count(*) FROM labeled WHERE {where} AND left_out"  # noqa: S608 - fixed names
-    return int(con.execute(sql, params).fetchone()[0])
+    sql = f"""SELECT count(*) FILTER (verdict NOT IN ('pass', 'fail')),
+                     count(*) FILTER (verdict IN ('pass', 'fail'))
+              FROM labeled WHERE {where} AND left_out"""  # noqa: S608 - fixed names
+    esc, undrawn = con.execute(sql, params).fetchone()
+    return {"escalations": int(esc), "undrawn": int(undrawn)}
 
 
 def limits(con: duckdb.DuckDBPyConnection) -> Limits:

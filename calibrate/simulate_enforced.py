@@ -207,7 +207,7 @@ def review_audit(
 
     The reviewer records the truth and errs with probability
     :data:`REVIEWER_ERROR`; a decision is ``approved`` or ``rejected``, made a
-    day after the check.
+    day after the check, and never before the draw (its ``drawn_at`` column).
 
     Parameters
     ----------
@@ -237,7 +237,14 @@ def review_audit(
     rows.loc[found, "decision"] = np.where(ok[found], "approved", "rejected")
     rows.loc[found, "by"] = REVIEWER
     checked = pd.to_datetime(rows["checked_at"], utc=True, errors="coerce")
-    decided = checked + pd.Timedelta(days=1)
+    # A review follows the draw: a decision dated before it would be no audit (the monitor
+    # ignores it), so a check recorded long before the draw is decided when the draw was made.
+    drawn_at = (
+        pd.to_datetime(rows["drawn_at"], utc=True, errors="coerce")
+        if "drawn_at" in rows
+        else pd.Series(pd.Timestamp.now(tz="UTC"), index=rows.index)
+    )
+    decided = (checked + pd.Timedelta(days=1)).where(lambda t: t >= drawn_at, drawn_at.dt.ceil("s"))
     rows.loc[found, "at"] = decided[found].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     rows.to_csv(out, index=False, quoting=csv.QUOTE_MINIMAL)
     return {"reviewed": int(found.sum()), "not_found": int((~found).sum()), "out": str(out)}

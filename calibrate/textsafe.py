@@ -4,7 +4,9 @@ Process names, step ids, question text, approver names and notes come from
 exported records, which are untrusted input. Before any face shows them they
 pass through one of these functions, so that a value cannot move the cursor or
 recolour the terminal (ANSI escapes), break a Markdown table, or run as a
-formula when a CSV file is opened in a spreadsheet.
+formula when a CSV file is opened in a spreadsheet; a paste-ready YAML block
+is written by :func:`yaml_block`, so a value that looks like YAML syntax
+(``chk #1: a``) is quoted and reads back as itself.
 
 References
 ----------
@@ -16,6 +18,7 @@ References
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), and two-byte ESC sequences.
@@ -103,3 +106,37 @@ def csv_cell(value: Any) -> Any:
 def csv_row(values: Any) -> list[Any]:
     """:func:`csv_cell` applied to every value of a row."""
     return [csv_cell(v) for v in values]
+
+
+def yaml_block(value: Any, *, indent: int = 0, width: int = 88) -> str:
+    """``value`` as a paste-ready YAML block: every scalar quoted or escaped as YAML needs.
+
+    Written by ``yaml.safe_dump`` (block style, keys in their order), so record text such as
+    a step id ``chk #1: a`` comes back from ``yaml.safe_load`` as itself, never as other keys.
+
+    Parameters
+    ----------
+    value : Any
+        Plain data: dicts, lists, strings, numbers, booleans.
+    indent : int, default=0
+        Spaces before every line (a block placed inside a larger one).
+    width : int, default=88
+        Line width at which long strings are folded.
+
+    Returns
+    -------
+    str
+        Ending with a newline.
+
+    Examples
+    --------
+    >>> print(yaml_block([{"id": "chk #1: a", "advisory": True}]), end="")
+    - id: 'chk #1: a'
+      advisory: true
+    """
+    import yaml  # here, not at the top: the CLI starts without it (tests/test_lazy.py)
+
+    text = yaml.safe_dump(
+        value, sort_keys=False, allow_unicode=True, default_flow_style=False, width=width
+    )
+    return textwrap.indent(text, " " * indent) if indent else text

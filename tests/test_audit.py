@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 
 from calibrate import audit
 from calibrate.cli import app
-from calibrate.dataset import Filters, left_out_count, submissions
+from calibrate.dataset import Filters, left_out_count, left_out_counts, submissions
 from calibrate.errors import UsageError
 from calibrate.ingest import ingest
 from calibrate.simulate import simulate
@@ -20,6 +21,7 @@ from calibrate.store import SCHEMA_VERSION, connect, schema_version
 
 runner = CliRunner()
 STEP = {"process": "invoice-matching", "step": "match_invoice"}
+DRAWN_AT = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +44,8 @@ def test_draw_is_reproducible_by_seed(tmp_path, enforced_export):
     for name in ("a", "b"):
         con = connect(tmp_path / f"{name}.duckdb")
         ingest(con, [enforced_export])
-        result = audit.draw(con, **STEP, rate=0.3, seed=7, by_band=True)
+        # The same store, seed and time of the draw give the same draw (the CSV says when).
+        result = audit.draw(con, **STEP, rate=0.3, seed=7, by_band=True, now=DRAWN_AT)
         audit.write_csv(result, tmp_path / f"{name}.csv")
         drawn.append(con.execute("SELECT * EXCLUDE (drawn_at) FROM audit_draws").fetchall())
         con.close()
@@ -65,10 +68,11 @@ def test_a_draw_never_offers_a_check_twice(store):
     assert set(second.drawn["verdict"]) == {"fail"}
     rows = store.execute("SELECT count(*), count(DISTINCT check_id) FROM audit_eligible").fetchone()
     assert rows[0] == rows[1] == first.n_eligible + second.n_eligible
-    assert audit.draw(store, **STEP, rate=1.0, seed=3).n_eligible == 0
+    third = audit.draw(store, **STEP, rate=1.0, seed=3)
+    assert third.n_eligible == 0 and third.draw_id is None  # nothing left: not stored
     stored = audit.draws(store)
-    assert stored["seed"].tolist() == [1, 2, 3]
-    assert stored["n_drawn"].tolist()[:2] == [first.n_drawn, second.n_drawn]
+    assert stored["seed"].tolist() == [1, 2]
+    assert stored["n_drawn"].tolist() == [first.n_drawn, second.n_drawn]
 
 
 def test_only_enforced_checks_are_eligible(store):
@@ -217,3 +221,89 @@ def test_blocking_fails_before_the_switch_are_not_eligible(store):
     assert before > 0
     result = audit.draw(store, **STEP, rate=1.0, seed=1, verdicts=("pass", "fail"))
     assert (pd.to_datetime(result.drawn["at"], utc=True) >= pd.Timestamp(switch)).all()
+
+
+def draw_args(db, out, *more):
+    return ["audit", "draw", "--db", db, "--process", "invoice-matching", "--step",
+            "match_invoice", "--out", str(out), *more]  # fmt: skip
+
+
+def test_a_draw_whose_csv_cannot_be_written_is_not_stored(tmp_path, enforced_export, monkeypatch):
+    db = str(tmp_path / "c.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    bad = runner.invoke(app, draw_args(db, tmp_path / "nope" / "a.csv", "--rate", "0.5"))
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: --out")
+    assert len(bad.stderr.strip().splitlines()) == 1
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM audit_draws").fetchone()[0] == 0
+    con.close()
+    # A failure while writing rolls the draw back and leaves no file behind.
+    con = connect(db)
+    out = tmp_path / "w.csv"
+    original = audit.write_csv
+
+    def broken(result, path):
+        original(result, path)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(audit, "write_csv", broken)
+    with pytest.raises(OSError):
+        audit.draw(con, **STEP, rate=0.5, seed=1, out=out)
+    monkeypatch.undo()
+    assert con.execute("SELECT count(*) FROM audit_eligible").fetchone()[0] == 0
+    assert list(tmp_path.glob("*w.csv*")) == []
+    con.close()
+    good = runner.invoke(app, draw_args(db, out, "--rate", "0.5", "--seed", "1"))
+    assert good.exit_code == 0, good.output
+    assert json.loads(good.stdout)["n_eligible"] > 100 and out.exists()
+
+
+def test_a_draw_that_picks_nothing_uses_nothing_up(tmp_path, enforced_export):
+    db = str(tmp_path / "c.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    out = tmp_path / "e.csv"
+    empty = runner.invoke(app, draw_args(db, out, "--rate", "0.0001", "--seed", "1"))
+    assert empty.exit_code == 2
+    assert "picked none of the" in empty.stderr and "nothing stored" in empty.stderr
+    assert not out.exists()
+    full = runner.invoke(app, draw_args(db, out, "--rate", "1"))
+    assert full.exit_code == 0 and json.loads(full.stdout)["n_eligible"] > 100
+    again = runner.invoke(app, draw_args(db, tmp_path / "f.csv", "--rate", "1"))
+    assert again.exit_code == 2 and "no eligible checks" in again.stderr
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM audit_draws").fetchone()[0] == 1
+    con.close()
+
+
+def test_left_out_says_escalations_apart_from_undrawn_decisions(tmp_path, enforced_export):
+    db = str(tmp_path / "l.duckdb")
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
+    con = connect(db, read_only=True)
+    esc = con.execute(
+        "SELECT count(*) FROM labeled WHERE NOT advisory AND verdict = 'unsure' AND label IS NOT NULL"
+    ).fetchone()[0]
+    undrawn = con.execute(
+        "SELECT run_id, attempt, checked_at FROM checks WHERE NOT advisory AND verdict = 'pass'"
+        " ORDER BY checked_at DESC LIMIT 3"
+    ).fetchall()
+    con.close()
+    # Somebody decided three enforced passes that no draw drew.
+    path = tmp_path / "extra.csv"
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(audit.DECISION_COLUMNS)
+        for run, attempt, at in undrawn:
+            writer.writerow([run, *STEP.values(), attempt, "approved", "x", at.isoformat(), ""])
+    runner.invoke(app, ["ingest", "--db", db, "--quiet", str(path)])
+    con = connect(db, read_only=True)
+    assert left_out_counts(con, Filters(process="invoice-matching")) == {
+        "escalations": esc, "undrawn": 3,
+    }  # fmt: skip
+    con.close()
+    result = runner.invoke(app, ["agreement", "--db", db, "--process", "invoice-matching"])
+    assert result.exit_code == 0
+    assert (
+        f"{esc + 3} labeled checks left out: {esc} escalations after the switch (the unsure "
+        "region the enforced check selected) and 3 decisions on enforced pass/fail checks that "
+        "no audit draw drew; --with-escalations keeps them"
+    ) in result.stderr

@@ -52,6 +52,10 @@ def test_alarm_after_a_shift(tmp_path):
     assert fp["lower"] > 0 and fp["upper"] > info["alpha"]
     assert "advisory: true" in step["action"]
     assert "ALARM" in info["table"] and "advisory: true" in info["table"]
+    # A script gates on the alarm with --fail-on-alarm: exit 1, the output printed all the same.
+    gated = runner.invoke(app, ["monitor", "--db", info["db"], "--format", "json",
+                                "--fail-on-alarm"])  # fmt: skip
+    assert gated.exit_code == 1 and json.loads(gated.stdout)["steps"][0]["status"] == "alarm"
     assert set(info) >= {"alpha", "beta", "delta", "steps"}
     assert set(fp) >= {"audited", "bad", "rate", "lower", "upper", "e_value", "alarm_at"}
     assert step["escalations"]["n"] > 0
@@ -75,6 +79,7 @@ def test_ok_without_a_shift(tmp_path):
     assert step["status"] in ("ok", "warning"), step
     assert step["false_pass"]["alarm_at"] is None
     assert step["false_pass"]["audited"] > 300
+    assert runner.invoke(app, ["monitor", "--db", info["db"], "--fail-on-alarm"]).exit_code == 0
     # The sample's other steps record only blocking fails with advisory: false: not enforced.
     assert [s["process"] for s in info["steps"]] == ["invoice-matching"]
 
@@ -105,3 +110,50 @@ def test_no_audits_says_which_rate_to_draw(tmp_path):
         in step["action"]
     )
     assert step["audit_plan"]["passes_per_week"] > 0
+
+
+@pytest.fixture(scope="module")
+def enforced_db(tmp_path_factory):
+    """A store with one enforced step and no audit yet."""
+    tmp = tmp_path_factory.mktemp("enforced-db")
+    out, db = tmp / "exp", str(tmp / "c.duckdb")
+    sim = ["simulate", "--runs", "1500", "--seed", "2", "--enforce-weeks", "6", "--out", str(out)]
+    assert runner.invoke(app, sim).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    return db
+
+
+@pytest.mark.parametrize(
+    ("filters", "draw", "named"),
+    [
+        (["--process", "nope"], ["--step", "x"], "processes in the store: expense-review, invoice"),
+        (["--step", "nope"], ["--process", "invoice-matching"], "steps in the store: "),
+        (
+            ["--process", "expense-review"],
+            ["--step", "review_expense"],
+            "enforced steps in the store: invoice-matching / match_invoice",
+        ),
+    ],
+)
+def test_filters_that_select_no_enforced_step_are_refused(
+    enforced_db, filters, draw, named, tmp_path
+):
+    result = runner.invoke(app, ["monitor", "--db", enforced_db, *filters])
+    assert result.exit_code == 2 and result.stderr.startswith("error: ")
+    assert named in result.stderr
+    # audit draw refuses them alike, and stores nothing.
+    out = tmp_path / "e1.csv"
+    drawn = runner.invoke(app, ["audit", "draw", "--db", enforced_db, *filters, *draw,
+                                "--rate", "0.5", "--out", str(out)])  # fmt: skip
+    assert drawn.exit_code == 2 and named in drawn.stderr and not out.exists()
+    ok = runner.invoke(app, ["monitor", "--db", enforced_db, "--process", "invoice-matching"])
+    assert ok.exit_code == 0 and "invoice-matching / match_invoice" in ok.stdout
+
+
+def test_format_lists_only_what_monitor_prints():
+    help_text = runner.invoke(app, ["monitor", "--help"], terminal_width=200).stdout
+    assert "[table|json]" in help_text and "yaml" not in help_text and "csv" not in help_text
+    from calibrate.cli.reference import cli_reference
+
+    section = cli_reference().split("## `calibrate monitor`")[1].split("## ")[0]
+    assert "| `--format` | table / json |" in section

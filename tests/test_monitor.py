@@ -228,3 +228,51 @@ def test_confidence_sequence_follows_a_shift():
                      error_label=False)  # fmt: skip
     assert m.lower <= m.rate <= m.upper
     assert m.upper >= 0.09
+
+
+def test_the_alarm_quotes_the_value_that_crossed_not_todays():
+    from calibrate.analysis.monitor import crossing
+
+    # Errors early, then a long run of good audits: the e-value crosses, peaks, falls back.
+    n_bad, n_good = 12, 400
+    at = pd.date_range("2026-11-01", periods=n_bad + n_good, freq="h", tz="UTC")
+    stream = pd.DataFrame(
+        {"drawn": True, "inclusion_p": 1.0, "label": [False] * n_bad + [True] * n_good,
+         "decided_at": at, "at": at, "design_rate": 1.0}
+    )  # fmt: skip
+    m = rate_monitor(stream, limit=ALPHA, delta=DELTA, error_label=False)
+    assert m.alarm
+    assert m.e_value_at_alarm >= 1 / DELTA and m.e_value_peak >= m.e_value_at_alarm
+    assert m.e_value < m.e_value_peak
+    first = m.path[m.path["e_value"] >= 1 / DELTA].iloc[0]
+    assert m.e_value_at_alarm == pytest.approx(first["e_value"])
+    assert m.alarm_at == first["at"]
+    text = crossing(m, DELTA)
+    assert f"reached {m.e_value_at_alarm:.3g}" in text and f"today {m.e_value:.3g}" in text
+    doc = m.to_dict()
+    assert doc["e_value_at_alarm"] == m.e_value_at_alarm and doc["e_value_peak"] == m.e_value_peak
+
+
+@pytest.mark.parametrize("step_id", ["chk #1: a", "match_invoice", "- [x]: {y}", "yes", "0.5"])
+def test_the_alarm_action_pastes_the_step_id_as_itself(step_id):
+    import yaml
+
+    from calibrate.analysis.monitor import monitor_step
+
+    n_bad, n_good = 12, 40
+    at = pd.date_range("2026-11-01", periods=n_bad + n_good, freq="h", tz="UTC")
+    stream = pd.DataFrame(
+        {"drawn": True, "inclusion_p": 1.0, "label": [False] * n_bad + [True] * n_good,
+         "decided_at": at, "at": at, "design_rate": 1.0, "verdict": "pass"}
+    )  # fmt: skip
+    enforced = stream.assign(check_id=[f"c{i}" for i in range(len(stream))], audited=True)
+    answers = pd.DataFrame(columns=["check_id", "ask", "kind", "p", "name", "level"])
+    step = monitor_step(
+        process="p", step=step_id, model="m", enforced=enforced, pass_stream=stream,
+        fail_stream=stream.iloc[:0], reference=enforced.iloc[:0], certified_model="m",
+        unsure_now=np.zeros(0, bool), unsure_ref=np.zeros(0, bool), enforced_answers=answers,
+        reference_answers=answers, alpha=ALPHA, beta=0.2, delta=DELTA,
+    )  # fmt: skip
+    assert step.status == "alarm"
+    block = "\n".join(step.action.split("\n")[1:])
+    assert yaml.safe_load(block) == [{"id": step_id, "advisory": True}]

@@ -46,6 +46,7 @@ from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, desig
     rate_monitor,
 )
 from calibrate.profile import RESULT_NAMES
+from calibrate.textsafe import yaml_block
 
 #: Answer bins of a yes/no question: quintiles of the certification window's probabilities.
 YES_NO_BINS = 5
@@ -190,14 +191,13 @@ def monitor_step(
         )
     if fp.alarm:
         alarms.append(
-            f"false passes: e-value {fp.e_value:.3g} reached 1/δ = {1 / delta:g} on "
-            f"{fp.alarm_at:%Y-%m-%d}; {fp.bad} of {fp.audited} audited passes not acceptable "
-            f"(rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence {fp.lower:.3f}–{fp.upper:.3f})"
+            f"false passes: {crossing(fp, delta)}; {fp.bad} of {fp.audited} audited passes not "
+            f"acceptable (rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence "
+            f"{fp.lower:.3f}–{fp.upper:.3f})"
         )
     if ff is not None and ff.alarm:
         alarms.append(
-            f"false fails: e-value {ff.e_value:.3g} reached 1/δ on {ff.alarm_at:%Y-%m-%d}; "
-            f"{ff.bad} of {ff.audited} audited fails acceptable"
+            f"false fails: {crossing(ff, delta)}; {ff.bad} of {ff.audited} audited fails acceptable"
         )
     label_free = "(label-free, no certificate: a sign to audit more, not a verdict on the check)"
     if len(unsure_ref) and len(unsure_now):
@@ -231,10 +231,11 @@ def monitor_step(
         action = (
             "Restore advisory: true on this step, so a person decides again while the check is "
             f"re-examined ({'; '.join(alarms)}). In the process file:\n"
-            f"  - id: {step}\n    advisory: true"
+            # Quoted as YAML needs: a step id is record text (`chk #1: a`).
+            + yaml_block([{"id": step, "advisory": True}], indent=2).rstrip("\n")
         )
         warnings = alarms + warnings
-    elif fp.audited == 0:
+    elif fp.audited == 0 and not fp.pending:
         status = "no_audits"
         action = (
             "No audited passes yet: draw an audit (`calibrate audit draw --process "
@@ -242,14 +243,51 @@ def monitor_step(
             + (plan.text() if plan else "")
         )
     else:
-        status = "warning" if warnings else "ok"
-        action = None
+        status = "no_audits" if fp.audited == 0 else "warning" if warnings else "ok"
+        # Drawn checks awaiting a decision: a new draw would find them used up, so the next
+        # step is to record them, not to draw again.
+        action = pending_text([m for m in (fp, ff) if m is not None])
     return StepMonitor(
         process=process, step=step, model=model,
         enforced_since=since.to_pydatetime() if since is not None else None, status=status,
         false_pass=fp, false_fail=ff, escalations=_escalations(enforced), warnings=warnings,
         action=action, plan=plan,
     )  # fmt: skip
+
+
+def pending_text(monitors: Sequence[RateMonitor]) -> str | None:
+    """What to do about drawn checks still awaiting a decision, or ``None`` when none are."""
+    pending = sum(m.pending for m in monitors)
+    if not pending:
+        return None
+    draws: dict[int, Any] = {}
+    for m in monitors:
+        for d in m.pending_draws:
+            draws.setdefault(d["draw_id"], d["drawn_at"])
+    where = ", ".join(
+        f"draw {k}" + (f", {at:%Y-%m-%d}" if at is not None else "")
+        for k, at in sorted(draws.items())
+    )
+    text = f"{pending} drawn checks await a decision ({where}): record them before drawing again."
+    waiting = sum(m.waiting for m in monitors)
+    if waiting:
+        text += (
+            f" {waiting} decided audits wait behind the first pending one: the monitor reads "
+            "each stream up to its first pending audit, so they count once it is decided."
+        )
+    return text
+
+
+def crossing(m: RateMonitor, delta: float) -> str:
+    """The alarm in words: the value that crossed ``1/delta`` and when, then today's value.
+
+    Today's e-value may have fallen back since the crossing; the alarm stands (Ville's
+    inequality bounds the chance of ever crossing), so the crossing value is the one quoted.
+    """
+    return (
+        f"the e-value reached {m.e_value_at_alarm:.3g} ≥ 1/δ = {1 / delta:g} on "
+        f"{m.alarm_at:%Y-%m-%d} (peak {m.e_value_peak:.3g}, today {m.e_value:.3g})"
+    )
 
 
 def _rate_arg(plan: SequentialAuditPlan | None) -> str:
@@ -344,6 +382,23 @@ def monitor_store(
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
 
 
+def enforced_steps(con: Any) -> list[tuple[str, str]]:
+    """The store's enforced steps: those with a pass or unsure verdict recorded with ``advisory: false``.
+
+    Returns
+    -------
+    list of (process, step)
+        Sorted.
+    """
+    return [
+        (str(p), str(s))
+        for p, s in con.execute(
+            "SELECT DISTINCT process, step FROM checks WHERE advisory IS NOT DISTINCT FROM false"
+            " AND verdict IN ('pass', 'unsure') AND process IS NOT NULL ORDER BY 1, 2"
+        ).fetchall()
+    ]
+
+
 def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Sequence | None):
     """Unsure under today's thresholds per check of ``checks`` (recorded verdicts without them)."""
     recorded = checks["verdict"].to_numpy(dtype=object) == "unsure"
@@ -353,6 +408,35 @@ def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Seq
     codes = replay(ans, questions).reindex(checks["check_id"].astype(str)).to_numpy(dtype=float)
     replayed = codes == RESULT_NAMES.index("unsure")
     return np.where(np.isnan(codes), recorded, replayed) | error
+
+
+#: The audit label of each drawn check: the first decision on it made at or after its draw (the
+#: blind one, as the reviewer of the draw's CSV gives it; ties by decision id). A decision dated
+#: before the draw is no audit (made without the draw, by whoever); an undated one counts as made
+#: when its file was ingested. Decisions after the draw with different labels are a conflict: the
+#: first is still used, and the monitor counts them. (A query, not a view: the monitor opens the
+#: store read-only, and views are only re-created when it is opened for writing.)
+AUDIT_LABELS = """
+    WITH drawn AS (
+        SELECT e.check_id, d.drawn_at
+        FROM audit_eligible e JOIN audit_draws d USING (draw_id)
+        WHERE e.drawn
+    ), made AS (
+        SELECT dc.check_id, dc.decision_id, dc.decision,
+               coalesce(dc.decided_at, f.ingested_at, TIMESTAMPTZ '1970-01-01') AS made_at
+        FROM decision_checks dc LEFT JOIN files f USING (file_id)
+        WHERE dc.check_id IN (SELECT check_id FROM drawn)
+    )
+    SELECT d.check_id,
+           arg_min(m.decision, (m.made_at, m.decision_id)) FILTER (m.made_at >= d.drawn_at)
+               AS decision,
+           min(m.made_at) FILTER (m.made_at >= d.drawn_at) AS decided_at,
+           count(m.decision) FILTER (m.made_at < d.drawn_at) AS n_before,
+           count(DISTINCT m.decision IN ('approved', 'completed'))
+               FILTER (m.made_at >= d.drawn_at) > 1 AS conflict
+    FROM drawn d LEFT JOIN made m USING (check_id)
+    GROUP BY d.check_id, d.drawn_at
+"""
 
 
 def _read(con: Any, process: str | None, step: str | None):
@@ -396,15 +480,17 @@ def _read(con: Any, process: str | None, step: str | None):
     ).df()
     streams = con.execute(
         f"""
+        WITH audit_labels AS ({AUDIT_LABELS})
         SELECT c.process, c.step, c.model, c.verdict, c.checked_at AS "at", e.draw_id, e.position,
-               e.drawn, e.inclusion_p, e.band, d.rate AS design_rate,
+               e.drawn, e.inclusion_p, e.band, d.rate AS design_rate, d.drawn_at,
                CASE WHEN l.decision IS NULL THEN NULL
                     ELSE l.decision IN ('approved', 'completed') END AS label,
-               l.decided_at
+               l.decided_at, coalesce(l.n_before, 0) AS n_before,
+               coalesce(l.conflict, false) AS conflict
         FROM audit_eligible e
         JOIN audit_draws d USING (draw_id)
         JOIN checks c USING (check_id)
-        LEFT JOIN check_labels l USING (check_id)
+        LEFT JOIN audit_labels l USING (check_id)
         WHERE {scope}
         ORDER BY e.draw_id, e.position
         """,  # noqa: S608

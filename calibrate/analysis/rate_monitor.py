@@ -37,14 +37,28 @@ class RateMonitor:
     rate, lower, upper : float or None
         The weighted rate and the confidence sequence's ends.
     e_value : float
-        The e-process now (1 before any audit).
+        The e-process now (1 before any audit); after an alarm it may have
+        fallen back below ``1/delta``, the alarm stands.
     alarm_at : datetime or None
         Time of the audit decision at which the e-process first reached
         ``1/delta``.
+    e_value_at_alarm : float or None
+        The e-process at that decision: the value that crossed.
+    e_value_peak : float
+        The largest value the e-process has reached (1 before any audit).
     limit : float
         The null rate (alpha or beta).
     path : DataFrame
         Per decided audit: ``at``, ``e_value``, ``lower``, ``upper`` (for figures).
+    conflicts : int
+        Drawn checks whose decisions made after the draw disagree (the first is used).
+    before_draw : int
+        Decisions on drawn checks dated before their draw: no audits, ignored.
+    waiting : int
+        Decided audits behind the first pending one: the stream stops there, so
+        they count only once it is decided.
+    pending_draws : tuple of dict
+        Per draw with pending checks: ``draw_id``, ``drawn_at``, ``pending``.
     """
 
     audited: int
@@ -57,6 +71,12 @@ class RateMonitor:
     alarm_at: datetime | None
     limit: float
     path: pd.DataFrame = field(repr=False)
+    conflicts: int = 0
+    before_draw: int = 0
+    e_value_at_alarm: float | None = None
+    e_value_peak: float = 1.0
+    waiting: int = 0
+    pending_draws: tuple[dict[str, Any], ...] = ()
 
     @property
     def alarm(self) -> bool:
@@ -68,6 +88,13 @@ class RateMonitor:
             "rate": self.rate, "lower": self.lower, "upper": self.upper,
             "e_value": self.e_value,
             "alarm_at": self.alarm_at.isoformat() if self.alarm_at is not None else None,
+            "e_value_at_alarm": self.e_value_at_alarm, "e_value_peak": self.e_value_peak,
+            "waiting_behind_pending": self.waiting,
+            "pending_draws": [
+                {**d, "drawn_at": d["drawn_at"].isoformat() if d["drawn_at"] is not None else None}
+                for d in self.pending_draws
+            ],
+            "conflicts": self.conflicts, "decisions_before_draw": self.before_draw,
         }  # fmt: skip
 
 
@@ -81,7 +108,8 @@ def rate_monitor(
     stream : DataFrame
         One row per check an audit draw considered, in stream order, with
         ``drawn`` (bool), ``inclusion_p``, ``label`` (True / False / missing)
-        and ``decided_at``, ``at``.
+        and ``decided_at``, ``at``; optionally ``conflict`` (bool) and ``n_before``
+        (decisions dated before the draw) per check.
     limit : float
         The null rate: alpha for passes, beta for fails.
     delta : float
@@ -95,9 +123,18 @@ def rate_monitor(
     """
     drawn = stream["drawn"].to_numpy(dtype=bool)
     label = stream["label"]
+    # Counted over the whole stream: a conflict or a decided audit behind a pending one still counts.
+    bookkeeping = {
+        "conflicts": int(stream["conflict"].to_numpy(dtype=bool)[drawn].sum())
+        if "conflict" in stream else 0,
+        "before_draw": int(stream["n_before"].to_numpy(dtype=np.int64)[drawn].sum())
+        if "n_before" in stream else 0,
+    }  # fmt: skip
     undecided = drawn & label.isna().to_numpy()
     pending = int(undecided.sum())
     stop = int(np.argmax(undecided)) if undecided.any() else len(stream)
+    bookkeeping["waiting"] = int((drawn & ~undecided)[stop:].sum())
+    bookkeeping["pending_draws"] = _pending_draws(stream[undecided])
     s = stream.iloc[:stop]
     drawn = drawn[:stop]
     pi = s["inclusion_p"].to_numpy(dtype=float)
@@ -106,7 +143,7 @@ def rate_monitor(
     audited = int(drawn.sum())
     empty = pd.DataFrame(columns=["at", "e_value", "lower", "upper"])
     if audited == 0:
-        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty)
+        return RateMonitor(0, 0, pending, None, None, None, 1.0, None, limit, empty, **bookkeeping)
     memory = (
         memory_for(limit, s["design_rate"].to_numpy(dtype=float)) if "design_rate" in s else None
     )
@@ -126,8 +163,23 @@ def rate_monitor(
     return RateMonitor(
         audited=audited, bad=int(err.sum()), pending=pending, rate=rate,
         lower=float(cs.lower[-1]), upper=float(cs.upper[-1]), e_value=float(np.exp(log_k[-1])),
-        alarm_at=alarm_at, limit=limit, path=path,
+        alarm_at=alarm_at, limit=limit, path=path, **bookkeeping,
+        e_value_at_alarm=float(np.exp(log_k[first])) if first >= 0 else None,
+        e_value_peak=float(np.exp(max(0.0, log_k.max()))),
     )  # fmt: skip
+
+
+def _pending_draws(rows: pd.DataFrame) -> tuple[dict[str, Any], ...]:
+    """Per draw holding pending checks: its id, when it was made and how many are pending."""
+    if rows.empty or "draw_id" not in rows:
+        return ()
+    when = rows["drawn_at"] if "drawn_at" in rows else pd.Series(None, index=rows.index)
+    out = []
+    for draw_id, group in rows.groupby("draw_id", sort=True):
+        at = pd.to_datetime(when.loc[group.index], utc=True).min()
+        out.append({"draw_id": int(draw_id), "drawn_at": None if pd.isna(at) else at.to_pydatetime(),
+                    "pending": len(group)})  # fmt: skip
+    return tuple(out)
 
 
 def design_bound(stream: pd.DataFrame) -> np.ndarray:

@@ -1588,7 +1588,7 @@ def assess_store(
         Steps sorted READY first, then by hours of review saved.
     """
     from calibrate.analysis.calibration import calibrate_answers
-    from calibrate.dataset import Filters, left_out_count, question_settings
+    from calibrate.dataset import Filters, left_out_counts, question_settings
 
     opts = options or ReadinessOptions()
     levels = {
@@ -1624,10 +1624,11 @@ def assess_store(
                 calibration=calib,
             )  # fmt: skip
         )
-        # Escalations decided after the switch: not a sample of the check, left out and counted.
-        steps[-1].left_out["escalations_after_switch"] = left_out_count(
-            con, replace(filters, process=inp.process, step=inp.step)
-        )
+        # Decisions after the switch that no audit drew: not a sample of the check, left out
+        # and counted, escalations apart from decisions on undrawn enforced passes and fails.
+        left = left_out_counts(con, replace(filters, process=inp.process, step=inp.step))
+        steps[-1].left_out["escalations_after_switch"] = left["escalations"]
+        steps[-1].left_out["undrawn_after_switch"] = left["undrawn"]
         if tv.note:
             notes.append(f"{inp.process}/{inp.step}: {tv.note}")
     steps.sort(key=lambda r: r.sort_key)

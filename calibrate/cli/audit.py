@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from calibrate.cli.app import app, err, handle_errors
-from calibrate.cli.options import DbOption
+from calibrate.cli.app import app, handle_errors
+from calibrate.cli.options import DbOption, require_enforced
 from calibrate.cli.render import echo_json
+from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
 
@@ -58,20 +59,41 @@ def draw_command(
 
     The CSV is a decision table (run, process, step, attempt, decision, by, at,
     note) with the decisions blank, followed by read-only context (verdict,
-    check time, model, answers, draw, inclusion probability). Fill in decision,
+    check time, model, answers, draw, time of the draw, inclusion probability). Fill in decision,
     by and at, then `calibrate ingest` the file: decisions on drawn checks are
     audits because the store holds the draw. Prints the draw's design as JSON.
+
+    The draw is stored and the CSV written together, or neither. A draw that
+    picks nothing (no eligible check, or none drawn at a small rate) stores
+    nothing, writes no CSV and uses no check up: an error, exit 2.
     """
     wanted = tuple(v.strip() for v in verdicts.split(",") if v.strip())
+    # Before anything: a draw whose CSV cannot be written must not be stored.
+    audits.check_writable(out)
     con = connect(db)
     try:
+        require_enforced(con, process, step)
         result = audits.draw(
             con, process=process, step=step, rate=rate, per_week=per_week, verdicts=wanted,
-            by_band=by_band, seed=seed,
+            by_band=by_band, seed=seed, out=out,
         )  # fmt: skip
     finally:
         con.close()
-    audits.write_csv(result, out)
-    if result.n_eligible == 0:
-        err.print("no eligible checks: none recorded with advisory: false that no draw considered")
+    if result.draw_id is None:
+        raise UsageError(empty_draw_reason(result))
     echo_json({**result.to_dict(), "out": str(out)})
+
+
+def empty_draw_reason(result: audits.Draw) -> str:
+    """Why a draw picked nothing; nothing was stored or written."""
+    nothing = "nothing stored, no CSV written"
+    if result.n_eligible == 0:
+        return (
+            f"no eligible checks: no {'/'.join(result.verdicts)} check recorded with advisory: "
+            f"false since the switch that no earlier draw considered; {nothing}"
+        )
+    return (
+        f"the draw picked none of the {result.n_eligible} eligible checks (rate {result.rate:g}, "
+        f"{result.rate * result.n_eligible:.2g} expected); {nothing}, the checks stay eligible: "
+        "draw again with a larger --rate or --per-week"
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated
+
 import typer
 
 from calibrate.cli.app import app, handle_errors
@@ -15,11 +17,15 @@ from calibrate.cli.options import (
     StepOption,
     check_levels,
     format_option,
+    require_enforced,
     require_format,
 )
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
+
+if TYPE_CHECKING:
+    from calibrate.analysis.rate_monitor import RateMonitor
 
 monitoring = lazy_module("calibrate.analysis.monitor")
 
@@ -36,6 +42,13 @@ def monitor_command(
     beta: BetaOption = 0.2,
     delta: DeltaOption = 0.1,
     fmt: MonitorFormat = Format.table,
+    fail_on_alarm: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-alarm",
+            help="Exit 1 when any step is in alarm (after printing), so a script can gate on it.",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Per enforced step and model: an anytime-valid alarm on audited false passes and fails.
@@ -44,12 +57,17 @@ def monitor_command(
     (weighted by inverse inclusion probability): an alarm is false with
     probability at most delta however often monitor is run. Status per step:
     ok, alarm (with the change back to advisory: true), warning (label-free
-    signs, no certificate) or no_audits (with the audit rate needed).
+    signs, no certificate) or no_audits (with the audit rate needed). While
+    drawn checks await a decision, the action says to record them first.
+
+    Exit code 0 whatever the status; with --fail-on-alarm, 1 when any step is
+    in alarm (the output is printed first, in either format).
     """
     require_format(fmt, "monitor", Format.table, Format.json)
     check_levels(alpha, delta, beta)
     con = connect(db, read_only=True)
     try:
+        require_enforced(con, process, step)
         result = monitoring.monitor_store(
             con, process=process, step=step, alpha=alpha, beta=beta, delta=delta
         )
@@ -57,7 +75,16 @@ def monitor_command(
         con.close()
     if fmt is Format.json:
         echo_json(result.to_dict())
-        return
+    else:
+        print_table(result, alpha=alpha, beta=beta, delta=delta)
+    if fail_on_alarm and any(s.status == "alarm" for s in result.steps):
+        raise typer.Exit(1)
+
+
+def print_table(
+    result: monitoring.MonitorReport, *, alpha: float, beta: float, delta: float
+) -> None:
+    """The monitor for a person: per step its status, rates, e-values, warnings and action."""
     if not result.steps:
         typer.echo("no enforced steps: no check recorded with advisory: false")
         return
@@ -71,15 +98,24 @@ def monitor_command(
         ):
             if m is None:
                 continue
+            waiting = f", {m.waiting} decided waiting behind the first" if m.waiting else ""
             if m.audited == 0:
-                typer.echo(f"  {name}: no audits yet (pending {m.pending})")
-                continue
-            alarm = f", alarm {m.alarm_at:%Y-%m-%d}" if m.alarm_at else ""
-            typer.echo(
-                f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
-                f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs {limit:g}; "
-                f"e-value {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); pending {m.pending}"
-            )
+                typer.echo(f"  {name}: no audits yet (pending {m.pending}{waiting})")
+            else:
+                alarm = (
+                    f"; crossed at {m.e_value_at_alarm:.3g} on {m.alarm_at:%Y-%m-%d}, "
+                    f"peak {m.e_value_peak:.3g}"
+                    if m.alarm_at
+                    else ""
+                )
+                typer.echo(
+                    f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
+                    f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
+                    f"{limit:g}; e-value today {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
+                    f"pending {m.pending}{waiting}"
+                )
+            for line in audit_quality(m):
+                typer.echo(f"    {line}")
         e = s.escalations
         if e["decided"]:
             typer.echo(
@@ -95,3 +131,19 @@ def monitor_command(
             typer.echo("")
             for line in s.action.splitlines():
                 typer.echo(terminal_safe(f"  {line}"))
+
+
+def audit_quality(m: RateMonitor) -> list[str]:
+    """Lines on the audit decisions the monitor set aside or had to choose between."""
+    out = []
+    if m.conflicts:
+        out.append(
+            f"{m.conflicts} drawn checks have disagreeing decisions after the draw: the first "
+            "decision after the draw is used (the blind one)"
+        )
+    if m.before_draw:
+        out.append(
+            f"{m.before_draw} decisions on drawn checks are dated before their draw: not audits, "
+            "ignored"
+        )
+    return out

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from calibrate.dataset import Filters
 
 dataset = lazy_module("calibrate.dataset")
+monitoring = lazy_module("calibrate.analysis.monitor")
 
 DbOption = Annotated[
     Path | None,
@@ -43,13 +44,18 @@ class Format(StrEnum):
 
 
 def format_option(*forms: Format) -> object:
-    """The shared ``--format`` option of a command that prints ``forms``."""
+    """The shared ``--format`` option of a command that prints ``forms``.
+
+    ``--help`` and docs/cli.md list only ``forms`` (the metavar); any other form is still
+    parsed, so that :func:`require_format` refuses it in one line naming what the command prints.
+    """
     names = ", ".join(f.value for f in forms)
     return Annotated[
         Format,
         typer.Option(
             "--format",
             case_sensitive=False,
+            metavar="[" + "|".join(f.value for f in forms) + "]",
             help=f"What to print on stdout: {names} (the same meaning in every command).",
         ),
     ]
@@ -122,18 +128,53 @@ def require_match(con: object, filters: Filters) -> None:
         raise UsageError(reason)
 
 
+def require_enforced(con: object, process: str | None, step: str | None) -> None:
+    """Refuse a ``--process`` / ``--step`` with no enforced step, naming the enforced ones (exit 2).
+
+    First the names themselves (:func:`require_match`); then whether any step they select is
+    enforced (a pass or unsure verdict recorded with ``advisory: false``).
+    """
+    if process is None and step is None:
+        return
+    require_match(con, make_filters(process=process, step=step))
+    steps = monitoring.enforced_steps(con)
+    if any((process in (None, p)) and (step in (None, s)) for p, s in steps):
+        return
+    asked = " ".join(
+        f"{opt} {value!r}" for opt, value in (("--process", process), ("--step", step)) if value
+    )
+    known = ", ".join(f"{p} / {s}" for p, s in steps) or "none"
+    raise UsageError(
+        f"{asked}: no enforced step (no pass or unsure verdict recorded with advisory: false); "
+        f"enforced steps in the store: {known}"
+    )
+
+
 def note_left_out(con: object, filters: Filters) -> None:
-    """Say on stderr how many labeled checks the filters leave out as escalations after the switch."""
+    """Say on stderr how many labeled checks the filters leave out after the switch, and which."""
     from calibrate.cli.app import err
 
-    n = dataset.left_out_count(con, filters)
-    if n:
-        err.print(
-            f"{n} labeled checks left out: escalations after the switch "
-            "(the unsure region the enforced check selected; --with-escalations keeps them)",
-            markup=False,
-            soft_wrap=True,
+    n = dataset.left_out_counts(con, filters)
+    if sum(n.values()):
+        err.print(left_out_text(n), markup=False, soft_wrap=True)
+
+
+def left_out_text(n: dict[str, int]) -> str:
+    """``n`` from :func:`calibrate.dataset.left_out_counts` in words."""
+    parts = []
+    if n["escalations"]:
+        parts.append(
+            f"{n['escalations']} escalations after the switch (the unsure region the enforced "
+            "check selected)"
         )
+    if n["undrawn"]:
+        parts.append(
+            f"{n['undrawn']} decisions on enforced pass/fail checks that no audit draw drew"
+        )
+    return (
+        f"{sum(n.values())} labeled checks left out: {' and '.join(parts)}; "
+        "--with-escalations keeps them"
+    )
 
 
 # The guarantee's three levels, shared by `thresholds` and `report` (defaults from the thresholds module).

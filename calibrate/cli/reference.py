@@ -35,6 +35,10 @@ def _param_row(param: Any) -> str:
     kind = (
         "flag" if getattr(param, "is_flag", False) else _type_name(param.type_descriptor.annotation)
     )
+    # A command offering only some of an option's choices says which in its metavar.
+    metavar = getattr(param, "metavar", None)
+    if metavar and " / " in kind:
+        kind = metavar.strip("[]").replace("|", " / ")
     default = param.default
     if isinstance(default, Enum):
         default = default.value
@@ -55,7 +59,8 @@ def cli_reference() -> str:
         "",
         "Every command that reads the store takes `--db PATH` (default `$CALIBRATE_DB`, else "
         "`./calibrate.duckdb`). Results go to stdout, diagnostics to stderr. Exit codes: 0 done, "
-        "1 `--strict` found quarantined records (or a command's own failure), 2 unusable arguments, "
+        "1 `--strict` found quarantined records, `monitor --fail-on-alarm` an alarm (or a "
+        "command's own failure), 2 unusable arguments, "
         "3 the store is in use by another process.",
         "",
     ]

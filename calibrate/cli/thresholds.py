@@ -44,13 +44,12 @@ from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.profile import Kind, Question
 from calibrate.store import connect
-from calibrate.textsafe import strip_control
+from calibrate.textsafe import strip_control, yaml_block
 
 if TYPE_CHECKING:
     from calibrate.analysis import thresholds as lib
 else:
     lib = lazy_module("calibrate.analysis.thresholds")
-yaml = lazy_module("yaml")
 
 WIDTH = 80
 
@@ -226,8 +225,8 @@ def _shares(r: lib.Rates | None) -> str:
 def yaml_blocks(report: lib.ThresholdsReport) -> str:
     """One YAML document per step: comment lines, then a paste-ready ``check:`` block.
 
-    The body is written by ``yaml.safe_dump``, so question texts that look like
-    YAML syntax are quoted; only the comments carry record text, sanitised.
+    The body is written by :func:`calibrate.textsafe.yaml_block`, so question texts that
+    look like YAML syntax are quoted; only the comments carry record text, sanitised.
     """
     docs = []
     for s in report.steps:
@@ -252,10 +251,7 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
                 head += _comment(f"today: {_shares(s.current_rates)}")
         else:
             head += _comment("today's check, unchanged: keep advisory: true until it is certified")
-        body = yaml.safe_dump(
-            {"check": [q.to_check_item() for q in s.check]},
-            sort_keys=False, allow_unicode=True, default_flow_style=False, width=WIDTH,
-        )  # fmt: skip
+        body = yaml_block({"check": [q.to_check_item() for q in s.check]}, width=WIDTH)
         docs.append("\n".join(head) + "\n" + body)
     return "---\n".join(docs)
 

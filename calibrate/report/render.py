@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
@@ -46,7 +45,7 @@ from calibrate.analysis.readiness import (
 )
 from calibrate.analysis.stats import MIN_N
 from calibrate.report import plots, switch
-from calibrate.textsafe import escape_markdown, strip_control
+from calibrate.textsafe import escape_markdown, strip_control, yaml_block
 
 #: The formats :func:`write_report` writes, and their file names.
 FORMATS = {"html": "report.html", "md": "report.md", "json": "report.json"}
@@ -131,9 +130,7 @@ def check_yaml(items: Sequence[Mapping[str, Any]], *, advisory: bool) -> str:
     if advisory:
         doc["advisory"] = True
     doc["check"] = questions
-    return yaml.safe_dump(
-        doc, sort_keys=False, allow_unicode=True, width=88, default_flow_style=False
-    )
+    return yaml_block(doc)
 
 
 def check_diff(current: str, suggested: str) -> list[tuple[str, str]]:

@@ -22,11 +22,16 @@ def _rate_line(name: str, m: Any, *, limit: float, delta: float) -> str:
         return f"{name}: not audited."
     if m.audited == 0:
         return f"{name}: no decided audits yet ({m.pending} drawn and pending)."
-    alarm = f" Alarm on {m.alarm_at:%Y-%m-%d}." if m.alarm_at is not None else " No alarm."
+    alarm = (
+        f" Alarm on {m.alarm_at:%Y-%m-%d}: the e-value reached {m.e_value_at_alarm:.3g} "
+        f"(peak {m.e_value_peak:.3g})."
+        if m.alarm_at is not None
+        else " No alarm."
+    )
     return (
         f"{name}: {m.bad} of {m.audited} audited ({m.rate:.1%}; {1 - delta:.0%} confidence "
-        f"sequence {m.lower:.1%}–{m.upper:.1%}) against {limit:g}; e-value {m.e_value:.3g}, "
-        f"alarm at {1 / delta:g}.{alarm}"
+        f"sequence {m.lower:.1%}–{m.upper:.1%}) against {limit:g}; e-value today "
+        f"{m.e_value:.3g}, alarm at {1 / delta:g}.{alarm}"
         + (f" {m.pending} drawn and still pending." if m.pending else "")
     )
 

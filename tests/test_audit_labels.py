@@ -1,0 +1,103 @@
+"""An audit label is the reviewer's decision made after the draw, never an earlier one."""
+
+from __future__ import annotations
+
+import csv
+from datetime import UTC, datetime
+
+import pandas as pd
+import pytest
+
+from calibrate import audit
+from calibrate.analysis.monitor import monitor_store
+from calibrate.ingest import ingest
+from calibrate.simulate import simulate
+from calibrate.simulate_enforced import review_audit
+from calibrate.store import connect
+
+STEP = {"process": "invoice-matching", "step": "match_invoice"}
+DRAWN_AT = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    out = tmp_path_factory.mktemp("labels") / "exp"
+    simulate(out, runs=1500, seed=11, enforce_weeks=6, shift_week=2, shift=0.8)
+    return out
+
+
+def decisions_csv(path, rows, decision, at):
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(audit.DECISION_COLUMNS)
+        for r in rows.to_dict("records"):
+            writer.writerow([r["run_id"], r["process"], r["step"], r["attempt"], decision,
+                             "someone", at, ""])  # fmt: skip
+
+
+def false_passes(con):
+    (step,) = [s for s in monitor_store(con).steps if s.process == STEP["process"]]
+    return step.false_pass
+
+
+def test_decisions_before_the_draw_are_not_audits_and_later_conflicts_are_counted(tmp_path, export):
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    path = tmp_path / "audit.csv"
+    audit.write_csv(result, path)
+    # Somebody approved 20 of the drawn checks before the draw was made.
+    early = result.drawn.iloc[:20]
+    decisions_csv(tmp_path / "early.csv", early, "approved", "2026-11-30T12:00:00Z")
+    ingest(con, [tmp_path / "early.csv"])
+    fp = false_passes(con)
+    assert fp.audited == 0 and fp.pending == result.n_drawn
+    assert fp.before_draw == 20
+    # The reviewer's blind decisions arrive: they are the labels, whatever came before.
+    filled = tmp_path / "filled.csv"
+    review_audit(path, export / ".truth", filled)
+    reviewed = pd.read_csv(filled, dtype=str, keep_default_na=False)
+    assert (pd.to_datetime(reviewed["at"], utc=True) >= DRAWN_AT).all()
+    ingest(con, [filled])
+    fp = false_passes(con)
+    assert fp.audited == result.n_drawn and fp.pending == 0
+    assert fp.bad == int((reviewed["decision"] == "rejected").sum())
+    assert fp.conflicts == 0 and fp.before_draw == 20
+    # A second opinion after the review that disagrees is a conflict; the first one stands.
+    rejected = reviewed[reviewed["decision"] == "rejected"].iloc[:3]
+    later = result.drawn[result.drawn["run_id"].isin(rejected["run"])]
+    decisions_csv(tmp_path / "later.csv", later, "approved", "2027-06-01T00:00:00Z")
+    ingest(con, [tmp_path / "later.csv"])
+    again = false_passes(con)
+    assert again.conflicts == 3 and again.bad == fp.bad
+    assert again.to_dict()["conflicts"] == 3 and again.to_dict()["decisions_before_draw"] == 20
+    con.close()
+
+
+def test_pending_draws_say_to_record_them_and_what_waits_behind(tmp_path, export):
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    path, filled = tmp_path / "audit.csv", tmp_path / "filled.csv"
+    audit.write_csv(result, path)
+    (step,) = monitor_store(con).steps
+    assert step.status == "no_audits"
+    assert step.action.startswith(
+        f"{result.n_drawn} drawn checks await a decision (draw {result.draw_id}, 2026-12-01): "
+        "record them before drawing again"
+    )
+    assert "draw an audit" not in step.action
+    # Ten decisions come in, but not the first drawn check's: they wait behind it.
+    review_audit(path, export / ".truth", filled)
+    rows = pd.read_csv(filled, dtype=str, keep_default_na=False)
+    rows.iloc[1:11].to_csv(tmp_path / "some.csv", index=False)
+    ingest(con, [tmp_path / "some.csv"])
+    (step,) = monitor_store(con).steps
+    fp = step.false_pass
+    assert fp.audited == 0 and fp.pending == result.n_drawn - 10 and fp.waiting == 10
+    assert "10 decided audits wait behind the first pending one" in step.action
+    assert step.to_dict()["false_pass"]["waiting_behind_pending"] == 10
+    assert step.to_dict()["false_pass"]["pending_draws"] == [
+        {"draw_id": result.draw_id, "drawn_at": DRAWN_AT.isoformat(), "pending": fp.pending}
+    ]
+    con.close()
