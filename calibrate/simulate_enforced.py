@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from calibrate.errors import UsageError
 from calibrate.profile import RESULT_NAMES, parse_check
 
 #: The enforced step's check: the sample's question with an unsure region.
@@ -200,6 +201,10 @@ def write_enforced_process(out: Path, sm: Any) -> None:
     path.write_text(yaml.safe_dump(body, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
+#: The columns of a drawn audit CSV the simulated reviewer reads.
+AUDIT_CSV_COLUMNS = ("run", "step", "attempt", "checked_at")
+
+
 def review_audit(
     audit_csv: str | Path, truth_dir: str | Path, out: str | Path, *, seed: int = 0
 ) -> dict[str, Any]:
@@ -226,6 +231,12 @@ def review_audit(
         and ``out``.
     """
     rows = pd.read_csv(audit_csv, dtype=str, keep_default_na=False)
+    missing = [c for c in AUDIT_CSV_COLUMNS if c not in rows.columns]
+    if missing:
+        raise UsageError(
+            f"{audit_csv} is not an audit CSV from `calibrate audit draw`: "
+            f"it has no {', '.join(missing)} column(s)"
+        )
     truth = pd.read_csv(Path(truth_dir) / "truth.csv", dtype={"run": str, "attempt": str})
     key = truth.set_index(["run", "step", "attempt"])["acceptable"]
     idx = pd.MultiIndex.from_frame(rows[["run", "step", "attempt"]])

@@ -157,3 +157,20 @@ def test_format_lists_only_what_monitor_prints():
 
     section = cli_reference().split("## `calibrate monitor`")[1].split("## ")[0]
     assert "| `--format` | table / json |" in section
+
+
+def test_simulate_refuses_what_it_would_silently_ignore(tmp_path):
+    """A shift outside the enforced weeks, a review of a file that is no draw, a draw of another
+    export: one-line errors (exit 2), not a silent no-op or a traceback."""
+    out = tmp_path / "exp"
+    for args in (["--shift-week", "4"], ["--enforce-weeks", "2", "--shift-week", "10"]):
+        r = runner.invoke(app, ["simulate", "--runs", "50", "--out", str(out), *args])
+        assert r.exit_code == 2 and "outside the enforced weeks" in r.stderr, r.output
+    assert runner.invoke(app, ["simulate", "--runs", "200", "--out", str(out)]).exit_code == 0
+    decisions = next(out.rglob("*.csv"))
+    r = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(decisions)])
+    assert r.exit_code == 2 and "is not an audit CSV" in r.stderr, r.output
+    other = tmp_path / "audit.csv"
+    other.write_text("run,step,attempt,checked_at,decision,by,at\nr-x,s,1,2026-10-01T00:00:00Z,,,\n")
+    r = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(other)])
+    assert r.exit_code == 2 and "none of the 1 drawn checks" in r.stderr, r.output

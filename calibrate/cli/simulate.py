@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from calibrate.cli.app import app, handle_errors
+from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.render import echo_json
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
@@ -70,10 +70,24 @@ def simulate_command(
         truth = out / ".truth"
         if not (truth / "truth.csv").exists():
             raise UsageError(f"no ground truth in {truth}: simulate into {out} first")
-        echo_json(
-            enforcement.review_audit(review, truth, out / f"reviewed-{review.name}", seed=seed)
-        )
+        result = enforcement.review_audit(review, truth, out / f"reviewed-{review.name}", seed=seed)
+        if not result["reviewed"]:
+            raise UsageError(
+                f"none of the {result['not_found']} drawn checks of {review} is in {truth}: "
+                "review a draw from a store of this export"
+            )
+        if result["not_found"]:
+            err.print(
+                f"warning: {result['not_found']} drawn checks have no ground truth in {truth}: "
+                "left blank", markup=False, soft_wrap=True,
+            )  # fmt: skip
+        echo_json(result)
         return
+    if shift_week is not None and shift_week >= enforce_weeks:
+        raise UsageError(
+            f"--shift-week {shift_week:g} falls outside the enforced weeks "
+            f"(--enforce-weeks {enforce_weeks}): the shift happens after the switch"
+        )
     manifest = simulation.simulate(
         out, runs=runs, seed=seed, enforce_weeks=enforce_weeks, shift_week=shift_week,
         shift=shift if shift_week is not None else 0.0,
