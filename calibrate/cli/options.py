@@ -123,14 +123,15 @@ def require_match(con: object, filters: Filters) -> None:
 
 
 def note_left_out(con: object, filters: Filters) -> None:
-    """Say on stderr how many labeled checks the filters leave out as escalations after the switch."""
+    """Say on stderr how many decisions the filters leave out as escalations after the switch."""
     from calibrate.cli.app import err
 
     n = dataset.left_out_count(con, filters)
     if n:
         err.print(
-            f"{n} labeled checks left out: escalations after the switch "
-            "(the unsure region the enforced check selected; --with-escalations keeps them)",
+            f"{n} decisions left out of the labeled figures: escalations after the switch "
+            "(the unsure region the enforced check selected; the checks still count in the "
+            "rates over all checks; --with-escalations keeps the decisions)",
             markup=False,
             soft_wrap=True,
         )
