@@ -1632,9 +1632,11 @@ def assess_store(
             notes.append(f"{inp.process}/{inp.step}: {tv.note}")
     steps.sort(key=lambda r: r.sort_key)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    # The same window and names as the rest of the report (--since/--until, --model).
     since = monitor_store(
         con, process=filters.process, step=filters.step, alpha=opts.alpha, beta=opts.beta,
-        delta=opts.delta, plan_weeks=opts.audit_weeks,
+        delta=opts.delta, plan_weeks=opts.audit_weeks, model=filters.model,
+        since=filters.since, until=filters.until,
     )  # fmt: skip
     return ReadinessReport(
         stamp, store, opts, _filters_dict(filters), steps, notes, since_switch=since

@@ -1,0 +1,66 @@
+"""The report on a step already enforced (``advisory: false``): it speaks of the enforced check.
+
+The stores are the black-box tester's set-up: simulate with enforcement, ingest,
+an audit draw, the simulated reviewer's decisions, ingest again.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from calibrate.cli import app
+
+runner = CliRunner()
+STEP = ("invoice-matching", "match_invoice")
+
+
+def _store(root, *shift: str) -> str:
+    out, db = root / "exp", str(root / "s.duckdb")
+    sim = ["simulate", "--runs", "3000", "--seed", "1", "--enforce-weeks", "12", "--out", str(out)]
+    assert runner.invoke(app, [*sim, *shift]).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    audit_csv = root / "audit.csv"
+    draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", STEP[0], "--step",
+                               STEP[1], "--rate", "0.5", "--seed", "3", "--out", str(audit_csv)])  # fmt: skip
+    assert draw.exit_code == 0, draw.output
+    review = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(audit_csv)])
+    assert review.exit_code == 0, review.output
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    return db
+
+
+def _report(db, out, *args: str) -> tuple[str, dict]:
+    result = runner.invoke(
+        app, ["report", "--db", db, "--process", STEP[0], "--out", str(out), *args]
+    )
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text(encoding="utf-8")
+    return md, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def shifted(tmp_path_factory):
+    """Set-up S: the check got worse four weeks after the switch; the monitor alarms."""
+    return _store(tmp_path_factory.mktemp("shift"), "--shift-week", "4", "--shift", "0.8")
+
+
+def _step(doc):
+    (step,) = [s for s in doc["steps"] if (s["process"], s["step"]) == STEP]
+    return step
+
+
+def test_until_applies_to_since_the_switch(shifted, tmp_path):
+    # Before the switch: nothing was enforced yet, so no monitor and no alarm of later.
+    md, doc = _report(shifted, tmp_path / "before", "--until", "2026-10-01")
+    assert doc["since_the_switch"] == []
+    assert "## Since the switch" not in md and "ALARM" not in md
+    # Mid-way: only the audited checks recorded before --until count.
+    _, full = _report(shifted, tmp_path / "full")
+    _, mid = _report(shifted, tmp_path / "mid", "--until", "2026-11-20")
+    (a,) = full["since_the_switch"]
+    (b,) = mid["since_the_switch"]
+    assert 0 < b["false_pass"]["audited"] < a["false_pass"]["audited"]
+    assert b["escalations"]["n"] < a["escalations"]["n"]
