@@ -225,6 +225,21 @@ def process_questions(
     return out
 
 
+def step_advisory(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], bool]:
+    """Whether each checked step's current process version says ``advisory: true``.
+
+    Returns
+    -------
+    dict
+        ``{(process, step): advisory}`` for the steps an ingested process file
+        defines (check-1 §2: without the key a check is enforced, ``False``).
+    """
+    rows = con.execute(
+        "SELECT process, step, bool_or(coalesce(advisory, false)) FROM questions GROUP BY ALL"
+    ).fetchall()
+    return {(process, step): bool(advisory) for process, step, advisory in rows}
+
+
 def _none(value: object) -> object:
     if value is None:
         return None

@@ -47,9 +47,48 @@ def shifted(tmp_path_factory):
     return _store(tmp_path_factory.mktemp("shift"), "--shift-week", "4", "--shift", "0.8")
 
 
+@pytest.fixture(scope="module")
+def stable(tmp_path_factory):
+    return _store(tmp_path_factory.mktemp("stable"))
+
+
 def _step(doc):
     (step,) = [s for s in doc["steps"] if (s["process"], s["step"]) == STEP]
     return step
+
+
+def test_an_alarming_enforced_step_is_returned_to_advisory(shifted, tmp_path):
+    md, doc = _report(shifted, tmp_path / "rep")
+    step = _step(doc)
+    assert step["enforced"]["monitor_status"] == "alarm"
+    assert step["enforced"]["in_process_file"] is True
+    assert step["pattern"]["recommended"] == "return to advisory"
+    assert step["reasons"][0].startswith("Enforced since")
+    # Nothing speaks of the step as if it were still advisory.
+    assert "today's check stands" not in md
+    assert "keep approving every submission" not in md
+    assert "plan it once the step is READY" not in md
+    assert "RETURN TO ADVISORY" in md and "### The enforced check" in md
+    assert "advisory: false" in md  # the check as it stands
+    assert "No audit to plan: the monitor alarms" in md
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert "RETURN TO ADVISORY" in html and "today's check stands" not in html
+
+
+def test_a_stable_enforced_step_has_one_audit_plan(stable, tmp_path):
+    md, doc = _report(stable, tmp_path / "rep")
+    step = _step(doc)
+    (switch,) = [s for s in doc["since_the_switch"] if (s["process"], s["step"]) == STEP]
+    assert switch["status"] in ("ok", "warning")
+    assert step["pattern"]["recommended"] in ("keep enforced", "return to advisory")
+    # One plan: the step's is the monitor's, at the report's --audit-weeks.
+    assert step["sequential_audit"] == switch["audit_plan"]
+    assert switch["audit_plan"]["weeks"] == doc["options"]["audit_weeks"]
+    assert step["audit"] is None
+    plans = [line for line in md.splitlines() if "passes a week" in line]
+    assert len(plans) == 2  # the step's and the monitor's section: the same plan
+    weeks = {line.split(" within ")[1].split(" weeks")[0] for line in plans}
+    assert len(weeks) == 1, plans
 
 
 def test_until_applies_to_since_the_switch(shifted, tmp_path):
@@ -57,6 +96,7 @@ def test_until_applies_to_since_the_switch(shifted, tmp_path):
     md, doc = _report(shifted, tmp_path / "before", "--until", "2026-10-01")
     assert doc["since_the_switch"] == []
     assert "## Since the switch" not in md and "ALARM" not in md
+    assert _step(doc)["enforced"] is None
     # Mid-way: only the audited checks recorded before --until count.
     _, full = _report(shifted, tmp_path / "full")
     _, mid = _report(shifted, tmp_path / "mid", "--until", "2026-11-20")

@@ -347,6 +347,7 @@ def monitor_store(
                 alpha=alpha,
                 beta=beta,
                 delta=delta,
+                plan_weeks=plan_weeks,
             )  # fmt: skip
         )
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
