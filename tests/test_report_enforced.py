@@ -104,3 +104,19 @@ def test_until_applies_to_since_the_switch(shifted, tmp_path):
     (b,) = mid["since_the_switch"]
     assert 0 < b["false_pass"]["audited"] < a["false_pass"]["audited"]
     assert b["escalations"]["n"] < a["escalations"]["n"]
+
+
+def test_ok_means_no_alarm_and_each_interval_says_its_kind(stable, tmp_path):
+    mon = runner.invoke(app, ["monitor", "--db", stable])
+    assert mon.exit_code == 0, mon.output
+    first = mon.stdout.splitlines()[0]
+    assert first.endswith(("OK (no alarm)", "WARNING (no alarm)")), first
+    assert "exact Clopper-Pearson 95% interval" in mon.stdout
+    md, doc = _report(stable, tmp_path / "rep")
+    (switch,) = doc["since_the_switch"]
+    fp = switch["false_pass"]
+    assert "(no alarm)" in md.split("## Since the switch")[1].splitlines()[4]
+    if fp["upper"] > doc["options"]["alpha"]:
+        # The bound reaches above alpha: OK must not read as "within alpha".
+        assert "no alarm does not show the rate within it" in md
+        assert "no alarm does not show the rate within it" in mon.stdout

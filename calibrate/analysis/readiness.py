@@ -69,7 +69,7 @@ from calibrate.analysis.drift import (  # noqa: F401 - re-exported
     one_sided_increase,
 )
 from calibrate.analysis.monitor import MonitorReport, StepMonitor, monitor_store
-from calibrate.analysis.needed import NeededLabels, best_observed_coverage
+from calibrate.analysis.needed import NeededLabels, best_observed_coverage, coverage_denominator
 from calibrate.analysis.rate import Rate, limit_pct, pct_against
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import (
@@ -994,6 +994,9 @@ def assess_step(
     ff_upper = _num(bounds.get("false_fail_upper"))
     plenty = n_labeled >= opts.min_labels
     best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
+    # The denominators the shares are of, so that no figure goes without its n.
+    cov_n = int(tv.n_labeled or n_labeled)
+    best_n = coverage_denominator(tv.raw)
     if best_cov is not None:
         right_way = best_cov >= opts.min_coverage
     else:
@@ -1029,9 +1032,11 @@ def assess_step(
         opts=opts, n_labeled=n_labeled, tv=tv, fp_upper=fp_upper, ff_upper=ff_upper,
         coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
         poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
+        cov_n=cov_n, best_n=best_n,
     )  # fmt: skip
     decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
-                       best_cov=best_cov, right_way=right_way)  # fmt: skip
+                       best_cov=best_cov, right_way=right_way, cov_n=cov_n,
+                       best_n=best_n)  # fmt: skip
     decision, reasons = _decide(criteria, **decide_args)
     without_change = None
     if change.changed:
@@ -1260,7 +1265,7 @@ def _criteria(
     *, opts: ReadinessOptions, n_labeled: int, tv: ThresholdView, fp_upper: float | None,
     ff_upper: float | None, coverage: float | None, drift: Drift, change: ModelChange,
     error: Rate, truncation: Rate, poor: bool, plenty: bool, point: dict[str, Any] | None,
-    certified: bool = True, best_cov: float | None = None,
+    certified: bool = True, best_cov: float | None = None, cov_n: int = 0, best_n: int = 0,
 ) -> list[Criterion]:  # fmt: skip
     thin = "NO" if poor else "NOT_YET"
     conf = 1 - opts.delta
@@ -1289,10 +1294,11 @@ def _criteria(
             "NO" if plenty and tv.status == "ok" else thin,
             "share decided without a person (pass + fail)",
             ("no thresholds to measure" if coverage is None else
-             f"{coverage:.1%} expected under the {'suggested' if certified else 'current'} thresholds")
+             f"{share_text(coverage, cov_n)} expected under the "
+             f"{'suggested' if certified else 'current'} thresholds")
             + ("" if best_cov is None else
-               f"; at best {best_cov:.1%} among the searched thresholds with observed error rates "
-               "within the limits"),
+               f"; at best {best_text(f'{best_cov:.1%}', best_n)}, among the searched thresholds "
+               "with observed error rates within the limits"),
         ),
     ]  # fmt: skip
     for t in drift.tests:
@@ -1382,7 +1388,7 @@ def _bound_detail(
 def _decide(
     criteria: Sequence[Criterion], *, change: ModelChange, drift: Drift, tv: ThresholdView,
     poor: bool, point: dict[str, Any] | None, opts: ReadinessOptions,
-    best_cov: float | None = None, right_way: bool = True,
+    best_cov: float | None = None, right_way: bool = True, cov_n: int = 0, best_n: int = 0,
 ) -> tuple[str, list[str]]:  # fmt: skip
     failing = [c for c in criteria if not c.ok]
     hard = [c for c in failing if c.blocks == "NO"]
@@ -1405,7 +1411,9 @@ def _decide(
             )
     n_lab = next(c.value for c in criteria if c.name == "labeled_submissions")
     if poor and names & {"false_pass_upper", "false_fail_upper", "coverage"}:
-        reasons.append(_poor_reason(n_lab, tv=tv, point=point, opts=opts, best_cov=best_cov))
+        reasons.append(
+            _poor_reason(n_lab, tv=tv, point=point, opts=opts, best_cov=best_cov, best_n=best_n)
+        )
     elif "coverage" in names:
         cov = next(c for c in criteria if c.name == "coverage")
         if cov.value is None:
@@ -1457,7 +1465,9 @@ def _decide(
                 f"Nothing can be certified yet ({tv.status.replace('_', ' ')}): the best bounds a "
                 f"single candidate reaches are {best}."
             )
-        evidence = _evidence_reason(point, opts=opts, best_cov=best_cov, right_way=right_way)
+        evidence = _evidence_reason(
+            point, opts=opts, best_cov=best_cov, right_way=right_way, best_n=best_n
+        )
         if evidence:
             reasons.append(evidence)
         return "NOT_YET", reasons
@@ -1465,8 +1475,8 @@ def _decide(
     cov = next(c for c in criteria if c.name == "coverage")
     reasons.append(
         f"With the suggested thresholds, at most {_pct(fp.value)} of what the check passes would "
-        f"have been rejected ({1 - opts.delta:.0%} confidence), and it decides {_pct(cov.value)} "
-        "of submissions without a person."
+        f"have been rejected ({1 - opts.delta:.0%} confidence), and it decides "
+        f"{share_text(cov.value, cov_n)} of submissions without a person."
     )
     reasons.append(
         "No drift between the earlier and the recent half; one evaluator model; errors and truncations within limits."
@@ -1476,7 +1486,7 @@ def _decide(
 
 def _poor_reason(
     n_lab: Any, *, tv: ThresholdView, point: dict[str, Any] | None, opts: ReadinessOptions,
-    best_cov: float | None,
+    best_cov: float | None, best_n: int = 0,
 ) -> str:  # fmt: skip
     """Why more labels would not help: each figure with the comparison it meets."""
     problems = []
@@ -1488,7 +1498,7 @@ def _poor_reason(
         v, lim = pct_against(best_cov, opts.min_coverage, "<", digits=0)
         problems.append(
             f"of all thresholds searched, those whose observed error rates meet the limits "
-            f"decide at most {v} alone (< {lim})"
+            f"decide at most {best_text(v, best_n)} alone (< {lim})"
         )
     if point:
         where = _SOURCE_WORDS.get(point.get("source"), "today's")
@@ -1515,7 +1525,7 @@ def _poor_reason(
 
 def _evidence_reason(
     point: dict[str, Any] | None, *, opts: ReadinessOptions, best_cov: float | None,
-    right_way: bool,
+    right_way: bool, best_n: int = 0,
 ) -> str | None:  # fmt: skip
     """Whether the evidence so far points the right way, with the figure that says so."""
     if best_cov is not None:
@@ -1524,7 +1534,7 @@ def _evidence_reason(
         direction = "points the right way" if right_way else "does not point the right way yet"
         return (
             f"So far the evidence {direction}: thresholds the search tried whose observed error "
-            f"rates meet the limits decide up to {v} alone ({op} {lim})."
+            f"rates meet the limits decide up to {best_text(v, best_n)} alone ({op} {lim})."
         )
     if not point or not point["false_pass"]["n"]:
         return None
@@ -1540,6 +1550,26 @@ def _evidence_reason(
     return (
         f"So far the evidence does not point the right way yet: under {where} thresholds false "
         f"passes are {rate.text()}."
+    )
+
+
+def share_text(share: float | None, n: int) -> str:
+    """A share of ``n`` labeled checks as its count, n and 95% Wilson interval (bare without n)."""
+    if share is None:
+        return "–"
+    if n <= 0:
+        return f"{share:.1%}"
+    return Rate(round(share * n), n).text()
+
+
+def best_text(figure: str, n: int) -> str:
+    """The best share over the searched thresholds, with its n and why it has no interval."""
+    if n <= 0:
+        return figure
+    # A maximum over many candidates: a Wilson interval around it would claim too much.
+    return (
+        f"{figure} (of the {n} labeled checks it was measured on; the largest over the search, "
+        "a point estimate: no interval)"
     )
 
 

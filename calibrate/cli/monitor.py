@@ -62,7 +62,11 @@ def monitor_command(
         typer.echo("no enforced steps: no check recorded with advisory: false")
         return
     for s in result.steps:
-        typer.echo(terminal_safe(f"{s.process} / {s.step} · {s.model or '-'}: {s.status.upper()}"))
+        # OK and WARNING mean no alarm: not a rate shown within its limit.
+        status = {"ok": "OK (no alarm)", "warning": "WARNING (no alarm)"}.get(
+            s.status, s.status.upper()
+        )
+        typer.echo(terminal_safe(f"{s.process} / {s.step} · {s.model or '-'}: {status}"))
         since = f"{s.enforced_since:%Y-%m-%d}" if s.enforced_since else "-"
         typer.echo(f"  enforced since {since}")
         for name, m, limit in (
@@ -79,13 +83,18 @@ def monitor_command(
                 f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
                 f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs {limit:g}; "
                 f"e-value {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); pending {m.pending}"
+                + (
+                    f"; the upper end is above {limit:g}: no alarm does not show the rate within it"
+                    if not m.alarm_at and m.upper > limit
+                    else ""
+                )
             )
         e = s.escalations
         if e["decided"]:
             typer.echo(
                 f"  escalations (the unsure region, not a sample): {e['n']}, {e['accepted']} of "
-                f"{e['decided']} decided accepted ({e['share_accepted']:.2f}, "
-                f"{e['lower']:.2f}–{e['upper']:.2f})"
+                f"{e['decided']} decided accepted ({e['share_accepted']:.2f}; exact "
+                f"Clopper-Pearson 95% interval {e['lower']:.2f}–{e['upper']:.2f})"
             )
         else:
             typer.echo(f"  escalations (the unsure region, not a sample): {e['n']}, none decided")

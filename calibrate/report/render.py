@@ -612,6 +612,7 @@ def report_view(report: ReadinessReport, figures: Mapping[str, dict[str, bytes]]
         "min_n": MIN_N,
         "drift_level": Md(f"{opts.drift_level:g}"),
         "delta": Md(f"{opts.delta:g}"),
+        "cs_level": Md(limit_pct(1 - opts.delta)),
     }
 
 
@@ -620,6 +621,7 @@ def _switch_entries(report: ReadinessReport) -> list[dict[str, Any]]:
     entries = switch.switch_view(report.since_switch, _png)
     for e in entries:
         e["lines"] = [Md(line) for line in e["lines"]]
+        e["status"] = Md(e["status"])  # fixed words (switch.STATUS_WORDS)
         e["since"] = Md(e["since"])
         e["escalations"] = Md(e["escalations"])
         if e["plan"]:
