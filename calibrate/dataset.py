@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 import duckdb
@@ -65,11 +65,14 @@ class Filters:
     advisory_only : bool, default=False
         Keep only checks recorded with ``advisory: true``.
     escalations : bool, default=False
-        Keep the checks a person decided after the switch (``advisory:
-        false``) that no audit draw offered: escalations, the unsure region
-        the check itself selected. Left out by default, so that every
-        analysis learns from checks decided under ``advisory: true`` plus
-        audit decisions (:func:`left_out_count` counts them).
+        Keep the decisions a person made after the switch (``advisory:
+        false``) on checks no audit draw offered: escalations, the unsure
+        region the check itself selected. By default their decisions are
+        left out, so that every label-based figure learns from checks decided
+        under ``advisory: true`` plus audit decisions (:func:`left_out_count`
+        counts them); the checks themselves stay, unlabeled, so that rates
+        over all checks (unsure, error, coverage, counts of checks) still
+        count them.
     """
 
     process: str | None = None
@@ -109,9 +112,41 @@ class Filters:
             params.append(self.until)
         if self.advisory_only:
             clauses.append("advisory")
-        if not self.escalations:
-            clauses.append("NOT left_out")
         return " AND ".join(clauses), params
+
+    def source(self, view: str) -> str:
+        """The ``FROM`` source of ``view`` (``labeled`` or ``labeled_answers``) under these filters.
+
+        Without ``escalations`` the decision of a left-out check reads as no
+        decision (:data:`UNDECIDED`): the check is kept, unlabeled. Filter
+        with :meth:`where` on this source, not on the view, so that
+        ``label IS NOT NULL`` means a label the filters keep.
+        """
+        if view not in _VIEW_DECISION_COLUMNS:
+            raise ValueError(
+                f"unknown view {view!r}: choose from {', '.join(_VIEW_DECISION_COLUMNS)}"
+            )
+        if self.escalations:
+            return view
+        masks = ", ".join(
+            f"CASE WHEN left_out THEN {UNDECIDED[c]} ELSE {c} END AS {c}"
+            for c in _VIEW_DECISION_COLUMNS[view]
+        )
+        return f"(SELECT * REPLACE ({masks}) FROM {view})"  # noqa: S608 - fixed names
+
+
+#: How a person's decision reads on a check whose decision the filters leave out (an
+#: escalation after the switch): as on a check nobody decided. Only the label-based figures
+#: drop it; the check still counts wherever all checks do (unsure rate, coverage).
+UNDECIDED = {
+    "decision": "NULL", "decided_by": "NULL", "decided_at": "NULL", "note": "NULL",
+    "label": "NULL", "conflict": "false", "n_decisions": "0",
+}  # fmt: skip
+#: The decision columns each labeled view carries.
+_VIEW_DECISION_COLUMNS = {
+    "labeled": ("decision", "decided_by", "decided_at", "note", "label", "conflict", "n_decisions"),
+    "labeled_answers": ("decision", "decided_by", "decided_at", "label", "conflict"),
+}
 
 
 def submissions(
@@ -120,12 +155,14 @@ def submissions(
     """One row per recorded check with the person's decision and label.
 
     ``label`` is ``True`` (acceptable), ``False`` (not acceptable) or missing
-    (no decision, or an earlier check of the same attempt that no person saw).
+    (no decision, an earlier check of the same attempt that no person saw, or
+    a decision the filters leave out: ``left_out``).
     """
-    where, params = (filters or Filters()).where()
+    filters = filters or Filters()
+    where, params = filters.where()
     if labeled_only:
         where += " AND label IS NOT NULL"
-    sql = f'SELECT * FROM labeled WHERE {where} ORDER BY "at", check_id'  # noqa: S608 - clause is built from fixed column names
+    sql = f'SELECT * FROM {filters.source("labeled")} WHERE {where} ORDER BY "at", check_id'  # noqa: S608 - clause is built from fixed column names
     return con.execute(sql, params).df()
 
 
@@ -139,11 +176,13 @@ def answers(
     of the process file and the limits (a check recorded under an older
     version had that version's: the ``question_version_thresholds`` view holds
     them); they are missing for a question no process file names.
+    The decision columns read as in :func:`submissions`.
     """
-    where, params = (filters or Filters()).where()
+    filters = filters or Filters()
+    where, params = filters.where()
     if labeled_only:
         where += " AND label IS NOT NULL"
-    sql = f'SELECT * FROM labeled_answers WHERE {where} ORDER BY "at", check_id, position'  # noqa: S608
+    sql = f'SELECT * FROM {filters.source("labeled_answers")} WHERE {where} ORDER BY "at", check_id, position'  # noqa: S608
     return con.execute(sql, params).df()
 
 
@@ -171,7 +210,7 @@ def left_out_counts(
     filters = filters or Filters()
     if filters.escalations:
         return {"escalations": 0, "undrawn": 0}
-    where, params = replace(filters, escalations=True).where()
+    where, params = filters.where()  # the checks stay; their decisions read as none
     sql = f"""SELECT count(*) FILTER (verdict NOT IN ('pass', 'fail')),
                      count(*) FILTER (verdict IN ('pass', 'fail'))
               FROM labeled WHERE {where} AND left_out"""  # noqa: S608 - fixed names
@@ -204,6 +243,21 @@ def process_questions(
     for rec in rows.to_dict("records"):
         out.setdefault((rec["process"], rec["step"]), []).append(question_from_row(rec))
     return out
+
+
+def step_advisory(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], bool]:
+    """Whether each checked step's current process version says ``advisory: true``.
+
+    Returns
+    -------
+    dict
+        ``{(process, step): advisory}`` for the steps an ingested process file
+        defines (check-1 §2: without the key a check is enforced, ``False``).
+    """
+    rows = con.execute(
+        "SELECT process, step, bool_or(coalesce(advisory, false)) FROM questions GROUP BY ALL"
+    ).fetchall()
+    return {(process, step): bool(advisory) for process, step, advisory in rows}
 
 
 def _none(value: object) -> object:
@@ -322,7 +376,8 @@ def view_columns(
     bad = [c for c in columns if c not in allowed or c in ("pass_names", "unsure_names", "levels")]
     if bad or not columns:
         raise ValueError(f"cannot read columns {bad or columns} of {view}")
-    where, params = (filters or Filters()).where()
+    filters = filters or Filters()
+    where, params = filters.where()
     if labeled_only:
         where += " AND label IS NOT NULL"
     keys = [k.strip('"') for k in order.split(", ")] if ordered else []
@@ -330,7 +385,7 @@ def view_columns(
     select = ", ".join(f'"{c}"' for c in wanted)
     # Unordered: an ORDER BY in DuckDB sorts every selected string along (1.2 GiB at a
     # million runs); the rows are put in order below on the key columns alone.
-    sql = f"SELECT {select} FROM {view} WHERE {where}"  # noqa: S608 - names checked above
+    sql = f"SELECT {select} FROM {filters.source(view)} WHERE {where}"  # noqa: S608 - names checked above
     # A result the caller left unread would block con.sql(); execute() replaces it, as
     # answers() and submissions() do.
     con.execute("SELECT 1").fetchall()
@@ -442,7 +497,7 @@ def unmatched_filters(con: duckdb.DuckDBPyConnection, filters: Filters) -> str |
     process, when it exists); otherwise the filters together match nothing.
     """
     # The checks table under the labeled view's names: no window over every check to run.
-    where, params = replace(filters, escalations=True).where()
+    where, params = filters.where()
     sql = f"""SELECT count(*) FROM (
                   SELECT 1 FROM (SELECT process, step, model, checked_at AS "at", advisory FROM checks)
                   WHERE {where} LIMIT 1)"""  # noqa: S608 - the clause is built from fixed names

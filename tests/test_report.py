@@ -235,3 +235,28 @@ def test_degenerate_steps_still_render(tmp_path):
     html = paths["html"].read_text(encoding="utf-8")
     _parse(html)
     assert "(no time)" in html
+
+
+def test_every_figure_says_its_n_and_what_its_interval_is(written):
+    report, _, paths = written
+    md = paths["md"].read_text(encoding="utf-8")
+    (ready,) = [s for s in report.steps if s.decision == "READY"]
+    # "decides 99.2% of submissions without a person" had no n and no interval.
+    assert re.search(r"decides \d+\.\d% \(\d+ of \d+; 95% CI [\d.]+%–[\d.]+%\) of submissions",
+                     ready.reasons[0])  # fmt: skip
+    (cov,) = [c for c in ready.criteria if c.name == "coverage"]
+    assert re.search(r"^\d+\.\d% \(\d+ of \d+; 95% CI", cov.detail)
+    # "at best" is a maximum over the search: its n, and why it has no interval.
+    assert "at best" in cov.detail
+    best = cov.detail.split("at best ")[1]
+    assert re.match(
+        r"\d+\.\d% \(of the \d+ labeled checks it was measured on; .*no interval\)", best
+    )
+    # How to read names each interval's kind and level.
+    howto = md.split("## How to read this report")[1]
+    assert "Every rate is shown with its count, its denominator and a 95% Wilson" not in howto
+    for words in ("95% Wilson score interval", "90% anytime-valid confidence sequence",
+                  "exact (Clopper-Pearson) 95% interval", "means no alarm"):  # fmt: skip
+        assert words in howto, words
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "90% anytime-valid confidence sequence" in html and "Clopper-Pearson" in html

@@ -325,6 +325,9 @@ def monitor_store(
     beta: float = 0.2,
     delta: float = 0.1,
     plan_weeks: int = 8,
+    model: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
 ) -> MonitorReport:
     """Monitor every enforced step of the store (or one process / step).
 
@@ -332,6 +335,11 @@ def monitor_store(
     ----------
     con : duckdb.DuckDBPyConnection
     process, step : str, optional
+    model : str, optional
+        Only this evaluator model's checks.
+    since, until : datetime, optional
+        Only checks recorded at or after ``since`` and before ``until``, as
+        :class:`calibrate.dataset.Filters` keeps them (the report's window).
     alpha, beta, delta : float
         The limits the check was certified for and the monitor's level.
     plan_weeks : int, default=8
@@ -344,7 +352,7 @@ def monitor_store(
     from calibrate.analysis.readiness import replay
     from calibrate.dataset import process_questions
 
-    frames = _read(con, process, step)
+    frames = _read(con, process, step, model=model, since=since, until=until)
     out: list[StepMonitor] = []
     checks, answers, streams = frames
     for (proc, stp, model), enforced in checks[checks["enforced"]].groupby(
@@ -377,6 +385,7 @@ def monitor_store(
                 alpha=alpha,
                 beta=beta,
                 delta=delta,
+                plan_weeks=plan_weeks,
             )  # fmt: skip
         )
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
@@ -439,9 +448,11 @@ AUDIT_LABELS = """
 """
 
 
-def _read(con: Any, process: str | None, step: str | None):
-    params = [process, process, step, step]
-    scope = "(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)"
+def _read(con: Any, process: str | None, step: str | None, *, model=None, since=None, until=None):
+    params = [process, process, step, step, model, model, since, since, until, until]
+    scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
+        AND (? IS NULL OR c.model = ?) AND (?::TIMESTAMPTZ IS NULL OR c.checked_at >= ?)
+        AND (?::TIMESTAMPTZ IS NULL OR c.checked_at < ?)"""
     # A step is enforced from its first pass or unsure verdict recorded with advisory: false
     # (only an enforced check records those; a blocking fail alone may predate the switch).
     enforced = f"""
@@ -453,6 +464,7 @@ def _read(con: Any, process: str | None, step: str | None):
         SELECT c.*, (c.advisory IS NOT DISTINCT FROM false
                      AND c.checked_at >= s.since) AS enforced
         FROM checks c JOIN since s USING (process, step)
+        WHERE {scope}
     """  # noqa: S608 - fixed text
     checks = con.execute(
         f"""
@@ -467,7 +479,7 @@ def _read(con: Any, process: str | None, step: str | None):
         LEFT JOIN audit_eligible e USING (check_id)
         ORDER BY c.checked_at NULLS LAST, c.check_id
         """,  # noqa: S608 - fixed text
-        params,
+        params * 2,  # the scope twice: the switch's time and the checks
     ).df()
     answers = con.execute(
         f"""
@@ -476,7 +488,7 @@ def _read(con: Any, process: str | None, step: str | None):
         FROM answers a JOIN steps c USING (check_id)
         ORDER BY c.checked_at NULLS LAST, c.check_id, a.position
         """,  # noqa: S608
-        params,
+        params * 2,
     ).df()
     streams = con.execute(
         f"""

@@ -66,7 +66,7 @@ from calibrate.defaults import NEEDED_PROBABILITY, NEEDED_SHARE
 
 __all__ = [
     "DEFAULT_PROBABILITY", "DEFAULT_RESAMPLES", "DEFAULT_SHARE", "MAX_LABELS", "NeededLabels",
-    "best_observed_coverage", "estimate_needed", "useful",
+    "best_observed_coverage", "coverage_denominator", "estimate_needed", "useful",
 ]  # fmt: skip
 
 #: The probability the advised total carries by default: the search certifies in 8 of 10 cases.
@@ -254,6 +254,19 @@ def best_observed_coverage(raw: Any, *, alpha: float, beta: float) -> float | No
     best_pass = float(passes["n_pass"].max()) / n if not passes.empty else 0.0
     best_fail = float(fails["n_fail"].max()) / n if not fails.empty else 0.0
     return min(1.0, best_pass + best_fail)
+
+
+def coverage_denominator(raw: Any) -> int:
+    """The labeled checks :func:`best_observed_coverage` divides by (0 without candidates).
+
+    ``n_certify`` for a learned path's joint candidates, else ``n_labeled``.
+    """
+    frame = getattr(raw, "candidates", None)
+    if not isinstance(frame, pd.DataFrame) or frame.empty or "side" not in frame:
+        return 0
+    if (frame["side"] == "joint").any():
+        return int(getattr(raw, "n_certify", 0) or 0)
+    return int(getattr(raw, "n_labeled", 0) or 0)
 
 
 def estimate_needed(

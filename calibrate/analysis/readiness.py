@@ -68,8 +68,8 @@ from calibrate.analysis.drift import (  # noqa: F401 - re-exported
     drift_test,
     one_sided_increase,
 )
-from calibrate.analysis.monitor import MonitorReport, monitor_store
-from calibrate.analysis.needed import NeededLabels, best_observed_coverage
+from calibrate.analysis.monitor import MonitorReport, StepMonitor, monitor_store
+from calibrate.analysis.needed import NeededLabels, best_observed_coverage, coverage_denominator
 from calibrate.analysis.rate import Rate, limit_pct, pct_against
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import (
@@ -624,6 +624,97 @@ def check_items(questions: Sequence[Question]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the step
 
 
+@dataclass(frozen=True)
+class Enforcement:
+    """A step already enforced: the question is no longer whether to drop ``advisory``.
+
+    Parameters
+    ----------
+    monitor : StepMonitor
+        ``calibrate monitor`` on the step's checks recorded with ``advisory:
+        false`` in the report's window.
+    in_process_file : bool or None, default=None
+        Whether the current process version says ``advisory: false`` (``None``:
+        no process file names the step).
+    """
+
+    monitor: StepMonitor
+    in_process_file: bool | None = None
+
+    @property
+    def alarm(self) -> bool:
+        """Whether the monitor alarms (its alarm says: return the step to advisory)."""
+        return self.monitor.status == "alarm"
+
+    @property
+    def since(self) -> str:
+        """The day of the first enforced check in the window, ``YYYY-MM-DD``."""
+        at = self.monitor.enforced_since
+        return f"{at:%Y-%m-%d}" if at is not None else "an unknown day"
+
+
+#: The two things to do with an enforced step (:func:`enforced_pattern`).
+KEEP_ENFORCED, RETURN_TO_ADVISORY = "keep enforced", "return to advisory"
+#: What each monitor status says, in a sentence's middle.
+_MONITOR_WORDS = {
+    "ok": "the monitor has no alarm",
+    "warning": "the monitor has no alarm, only label-free warnings",
+    "no_audits": "the monitor has no audited passes yet",
+    "alarm": "the monitor alarms",
+}
+
+
+def enforced_pattern(decision: str, enforcement: Enforcement) -> tuple[str, dict[str, Any]]:
+    """What to do with a step already enforced, and the sentence that leads its reasons.
+
+    Keep it enforced only when the evidence would drop ``advisory`` today
+    (READY) and the monitor does not alarm; otherwise put ``advisory: true``
+    back: an alarm says the check got worse since the switch, NO says it cannot
+    meet the limits, NOT YET that nothing certifies its thresholds.
+
+    Returns
+    -------
+    (str, dict)
+        The leading reason, and the pattern ``{"recommended", "why",
+        "approve_step", "enforced"}`` (``recommended`` is
+        :data:`KEEP_ENFORCED` or :data:`RETURN_TO_ADVISORY`).
+    """
+    m = enforcement.monitor
+    since = f"Enforced since {enforcement.since} (advisory: false)"
+    monitor = _MONITOR_WORDS.get(m.status, f"the monitor says {m.status}")
+    back = (
+        "put advisory: true back on this step, so that a person decides every submission "
+        "again, and drop it again once the step is READY"
+    )
+    if enforcement.alarm:
+        alarm = m.warnings[0] if m.warnings else "see Since the switch"
+        lead = f"{since}; the monitor alarms ({alarm}): return it to advisory."
+        why = f"The monitor alarms on the enforced check: {back}."
+    elif decision == "READY":
+        lead = f"{since}; the evidence certifies the check and {monitor}: keep it enforced."
+        why = (
+            "Keep advisory: false and keep auditing passes as planned, so that the monitor "
+            "catches a rise of the false-pass rate. The plan is for the thresholds in force: "
+            "with new ones pasted, `calibrate monitor` plans it again at their passes."
+        )
+        if m.status == "no_audits":
+            why += " Draw the first audit now (see Since the switch)."
+    elif decision == "NO":
+        lead = (
+            f"{since}, but the evidence says the check cannot meet the limits (see below), "
+            f"although {monitor}: return it to advisory."
+        )
+        why = f"The labeled evidence does not support the enforced check: {back}."
+    else:
+        lead = (
+            f"{since}, but nothing certifies its thresholds yet and {monitor}, which certifies "
+            "nothing: return it to advisory until the step is READY."
+        )
+        why = f"Nothing certifies the enforced thresholds yet: {back}."
+    rec = KEEP_ENFORCED if decision == "READY" and not enforcement.alarm else RETURN_TO_ADVISORY
+    return lead, {"recommended": rec, "why": why, "enforced": True}
+
+
 @dataclass
 class StepReadiness:
     """The decision for one checked step and its current evaluator model, with the evidence.
@@ -671,6 +762,20 @@ class StepReadiness:
     #: The search's labels-needed estimate, timed at the step's labeling rate, when it is the
     #: number asked for (``needed_labels`` is then its ``more``).
     needed: NeededLabels | None = None
+    #: Set when the step is already enforced: the report speaks of keeping it so or not.
+    enforcement: Enforcement | None = None
+
+    def enforced_dict(self) -> dict[str, Any] | None:
+        """``enforced`` of report.json: since when, what the monitor says, what to do."""
+        e = self.enforcement
+        if e is None:
+            return None
+        return {
+            "since": e.monitor.enforced_since.isoformat() if e.monitor.enforced_since else None,
+            "in_process_file": e.in_process_file,
+            "monitor_status": e.monitor.status,
+            "recommended": self.pattern.get("recommended"),
+        }
 
     def needed_dict(self) -> dict[str, Any] | None:
         """``needed_labels`` of report.json: ``{"total", "more", "probability", "weeks", ...}``.
@@ -733,6 +838,7 @@ class StepReadiness:
             "hours_saved_per_month": _plain(self.hours_saved_per_month),
             "prescreen_hours_per_month": _plain(self.prescreen_hours_per_month),
             "pattern": self.pattern,
+            "enforced": self.enforced_dict(),
             "n_labeled": self.n_labeled,
             "left_out": dict(self.left_out),
             "observed": _plain_tree(self.observed),
@@ -792,6 +898,7 @@ def assess_step(
     options: ReadinessOptions | None = None,
     has_approve_step: bool = False,
     calibration: Sequence[Any] = (),
+    enforcement: Enforcement | None = None,
 ) -> StepReadiness:
     """The decision for one checked step, from its checks, answers and threshold search.
 
@@ -813,6 +920,10 @@ def assess_step(
         may be required), which makes pre-screening a candidate pattern.
     calibration : sequence of QuestionCalibration
         Kept for the report's figures.
+    enforcement : Enforcement, optional
+        The step is already enforced: the pattern and the first reason say
+        whether to keep it so (:func:`enforced_pattern`), and the audit plan is
+        the monitor's, at the enforced thresholds.
 
     Returns
     -------
@@ -883,6 +994,9 @@ def assess_step(
     ff_upper = _num(bounds.get("false_fail_upper"))
     plenty = n_labeled >= opts.min_labels
     best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
+    # The denominators the shares are of, so that no figure goes without its n.
+    cov_n = int(tv.n_labeled or n_labeled)
+    best_n = coverage_denominator(tv.raw)
     if best_cov is not None:
         right_way = best_cov >= opts.min_coverage
     else:
@@ -918,9 +1032,11 @@ def assess_step(
         opts=opts, n_labeled=n_labeled, tv=tv, fp_upper=fp_upper, ff_upper=ff_upper,
         coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
         poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
+        cov_n=cov_n, best_n=best_n,
     )  # fmt: skip
     decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
-                       best_cov=best_cov, right_way=right_way)  # fmt: skip
+                       best_cov=best_cov, right_way=right_way, cov_n=cov_n,
+                       best_n=best_n)  # fmt: skip
     decision, reasons = _decide(criteria, **decide_args)
     without_change = None
     if change.changed:
@@ -961,8 +1077,13 @@ def assess_step(
     sequential = None
     hours = float("nan")
     prescreen_hours = float("nan")
-    # Only a certified suggestion has shares worth planning on.
-    if certified and auto_pass is not None and np.isfinite(volume.checks_per_week):
+    plannable = certified and auto_pass is not None and np.isfinite(volume.checks_per_week)
+    if enforcement is not None:
+        # One plan for an enforced step: the monitor's, at the thresholds in force and the
+        # passes it has seen (none while it alarms: the step goes back to advisory).
+        sequential = enforcement.monitor.plan
+    elif plannable:
+        # Only a certified suggestion has shares worth planning on.
         audit = audit_plan(
             alpha=opts.alpha, passes_per_week=volume.checks_per_week * auto_pass,
             weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
@@ -974,10 +1095,11 @@ def assess_step(
             delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
             power=opts.audit_power,
         )  # fmt: skip
+    if plannable:
+        rate = sequential.rate if sequential is not None and sequential.rate is not None else 1.0
         hours = hours_saved_per_month(
             checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
-            auto_fail=auto_fail or 0.0,
-            audit_rate=sequential.rate if sequential.rate is not None else 1.0,
+            auto_fail=auto_fail or 0.0, audit_rate=rate,
             minutes_per_review=opts.minutes_per_review,
         )  # fmt: skip
         prescreen_hours = hours_saved_per_month(
@@ -999,11 +1121,16 @@ def assess_step(
         )
         for c in criteria
     )
-    pattern = _pattern(
-        decision=decision, has_approve_step=has_approve_step, opts=opts,
-        ff_upper=ff_upper if certified and not distrust else None,
-        auto_fail=auto_fail, prescreen_hours=prescreen_hours,
-    )  # fmt: skip
+    if enforcement is not None:
+        lead, pattern = enforced_pattern(decision, enforcement)
+        pattern["approve_step"] = has_approve_step
+        reasons.insert(0, lead)
+    else:
+        pattern = _pattern(
+            decision=decision, has_approve_step=has_approve_step, opts=opts,
+            ff_upper=ff_upper if certified and not distrust else None,
+            auto_fail=auto_fail, prescreen_hours=prescreen_hours,
+        )  # fmt: skip
     return StepReadiness(
         process=process,
         step=step,
@@ -1041,6 +1168,7 @@ def assess_step(
         drivers=drivers,
         calibration=list(calibration),
         needed=estimate,
+        enforcement=enforcement,
     )
 
 
@@ -1137,7 +1265,7 @@ def _criteria(
     *, opts: ReadinessOptions, n_labeled: int, tv: ThresholdView, fp_upper: float | None,
     ff_upper: float | None, coverage: float | None, drift: Drift, change: ModelChange,
     error: Rate, truncation: Rate, poor: bool, plenty: bool, point: dict[str, Any] | None,
-    certified: bool = True, best_cov: float | None = None,
+    certified: bool = True, best_cov: float | None = None, cov_n: int = 0, best_n: int = 0,
 ) -> list[Criterion]:  # fmt: skip
     thin = "NO" if poor else "NOT_YET"
     conf = 1 - opts.delta
@@ -1166,10 +1294,11 @@ def _criteria(
             "NO" if plenty and tv.status == "ok" else thin,
             "share decided without a person (pass + fail)",
             ("no thresholds to measure" if coverage is None else
-             f"{coverage:.1%} expected under the {'suggested' if certified else 'current'} thresholds")
+             f"{share_text(coverage, cov_n)} expected under the "
+             f"{'suggested' if certified else 'current'} thresholds")
             + ("" if best_cov is None else
-               f"; at best {best_cov:.1%} among the searched thresholds with observed error rates "
-               "within the limits"),
+               f"; at best {best_text(f'{best_cov:.1%}', best_n)}, among the searched thresholds "
+               "with observed error rates within the limits"),
         ),
     ]  # fmt: skip
     for t in drift.tests:
@@ -1259,7 +1388,7 @@ def _bound_detail(
 def _decide(
     criteria: Sequence[Criterion], *, change: ModelChange, drift: Drift, tv: ThresholdView,
     poor: bool, point: dict[str, Any] | None, opts: ReadinessOptions,
-    best_cov: float | None = None, right_way: bool = True,
+    best_cov: float | None = None, right_way: bool = True, cov_n: int = 0, best_n: int = 0,
 ) -> tuple[str, list[str]]:  # fmt: skip
     failing = [c for c in criteria if not c.ok]
     hard = [c for c in failing if c.blocks == "NO"]
@@ -1282,7 +1411,9 @@ def _decide(
             )
     n_lab = next(c.value for c in criteria if c.name == "labeled_submissions")
     if poor and names & {"false_pass_upper", "false_fail_upper", "coverage"}:
-        reasons.append(_poor_reason(n_lab, tv=tv, point=point, opts=opts, best_cov=best_cov))
+        reasons.append(
+            _poor_reason(n_lab, tv=tv, point=point, opts=opts, best_cov=best_cov, best_n=best_n)
+        )
     elif "coverage" in names:
         cov = next(c for c in criteria if c.name == "coverage")
         if cov.value is None:
@@ -1334,7 +1465,9 @@ def _decide(
                 f"Nothing can be certified yet ({tv.status.replace('_', ' ')}): the best bounds a "
                 f"single candidate reaches are {best}."
             )
-        evidence = _evidence_reason(point, opts=opts, best_cov=best_cov, right_way=right_way)
+        evidence = _evidence_reason(
+            point, opts=opts, best_cov=best_cov, right_way=right_way, best_n=best_n
+        )
         if evidence:
             reasons.append(evidence)
         return "NOT_YET", reasons
@@ -1342,8 +1475,8 @@ def _decide(
     cov = next(c for c in criteria if c.name == "coverage")
     reasons.append(
         f"With the suggested thresholds, at most {_pct(fp.value)} of what the check passes would "
-        f"have been rejected ({1 - opts.delta:.0%} confidence), and it decides {_pct(cov.value)} "
-        "of submissions without a person."
+        f"have been rejected ({1 - opts.delta:.0%} confidence), and it decides "
+        f"{share_text(cov.value, cov_n)} of submissions without a person."
     )
     reasons.append(
         "No drift between the earlier and the recent half; one evaluator model; errors and truncations within limits."
@@ -1353,7 +1486,7 @@ def _decide(
 
 def _poor_reason(
     n_lab: Any, *, tv: ThresholdView, point: dict[str, Any] | None, opts: ReadinessOptions,
-    best_cov: float | None,
+    best_cov: float | None, best_n: int = 0,
 ) -> str:  # fmt: skip
     """Why more labels would not help: each figure with the comparison it meets."""
     problems = []
@@ -1365,7 +1498,7 @@ def _poor_reason(
         v, lim = pct_against(best_cov, opts.min_coverage, "<", digits=0)
         problems.append(
             f"of all thresholds searched, those whose observed error rates meet the limits "
-            f"decide at most {v} alone (< {lim})"
+            f"decide at most {best_text(v, best_n)} alone (< {lim})"
         )
     if point:
         where = _SOURCE_WORDS.get(point.get("source"), "today's")
@@ -1392,7 +1525,7 @@ def _poor_reason(
 
 def _evidence_reason(
     point: dict[str, Any] | None, *, opts: ReadinessOptions, best_cov: float | None,
-    right_way: bool,
+    right_way: bool, best_n: int = 0,
 ) -> str | None:  # fmt: skip
     """Whether the evidence so far points the right way, with the figure that says so."""
     if best_cov is not None:
@@ -1401,7 +1534,7 @@ def _evidence_reason(
         direction = "points the right way" if right_way else "does not point the right way yet"
         return (
             f"So far the evidence {direction}: thresholds the search tried whose observed error "
-            f"rates meet the limits decide up to {v} alone ({op} {lim})."
+            f"rates meet the limits decide up to {best_text(v, best_n)} alone ({op} {lim})."
         )
     if not point or not point["false_pass"]["n"]:
         return None
@@ -1417,6 +1550,26 @@ def _evidence_reason(
     return (
         f"So far the evidence does not point the right way yet: under {where} thresholds false "
         f"passes are {rate.text()}."
+    )
+
+
+def share_text(share: float | None, n: int) -> str:
+    """A share of ``n`` labeled checks as its count, n and 95% Wilson interval (bare without n)."""
+    if share is None:
+        return "–"
+    if n <= 0:
+        return f"{share:.1%}"
+    return Rate(round(share * n), n).text()
+
+
+def best_text(figure: str, n: int) -> str:
+    """The best share over the searched thresholds, with its n and why it has no interval."""
+    if n <= 0:
+        return figure
+    # A maximum over many candidates: a Wilson interval around it would claim too much.
+    return (
+        f"{figure} (of the {n} labeled checks it was measured on; the largest over the search, "
+        "a point estimate: no interval)"
     )
 
 
@@ -1588,7 +1741,7 @@ def assess_store(
         Steps sorted READY first, then by hours of review saved.
     """
     from calibrate.analysis.calibration import calibrate_answers
-    from calibrate.dataset import Filters, left_out_counts, question_settings
+    from calibrate.dataset import Filters, left_out_counts, question_settings, step_advisory
 
     opts = options or ReadinessOptions()
     levels = {
@@ -1603,6 +1756,13 @@ def assess_store(
         store = (row[0] if row else None) or ":memory:"
     filters = filters or Filters()
     settings = question_settings(con)
+    # The same window and names as the rest of the report (--since/--until, --model).
+    since = monitor_store(
+        con, process=filters.process, step=filters.step, alpha=opts.alpha, beta=opts.beta,
+        delta=opts.delta, plan_weeks=opts.audit_weeks, model=filters.model,
+        since=filters.since, until=filters.until,
+    )  # fmt: skip
+    advisory = step_advisory(con)
     steps: list[StepReadiness] = []
     notes: list[str] = []
     for inp in read_step_inputs(con, filters):
@@ -1622,6 +1782,7 @@ def assess_store(
                 options=opts,
                 has_approve_step=inp.has_approve_step,
                 calibration=calib,
+                enforcement=_enforcement(since, advisory, inp),
             )  # fmt: skip
         )
         # Decisions after the switch that no audit drew: not a sample of the check, left out
@@ -1633,13 +1794,29 @@ def assess_store(
             notes.append(f"{inp.process}/{inp.step}: {tv.note}")
     steps.sort(key=lambda r: r.sort_key)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    since = monitor_store(
-        con, process=filters.process, step=filters.step, alpha=opts.alpha, beta=opts.beta,
-        delta=opts.delta, plan_weeks=opts.audit_weeks,
-    )  # fmt: skip
     return ReadinessReport(
         stamp, store, opts, _filters_dict(filters), steps, notes, since_switch=since
     )
+
+
+def _enforcement(
+    monitor: MonitorReport, advisory: Mapping[tuple[str, str], bool], inp: StepInputs
+) -> Enforcement | None:
+    """The step's enforcement in the window, unless its process file put ``advisory: true`` back.
+
+    Of several monitored models an alarm wins (a new model on an enforced step
+    alarms), then the step's current model.
+    """
+    in_file = advisory.get((inp.process, inp.step))
+    if in_file is True:
+        return None  # returned to advisory: whether to drop it is the question again
+    mine = [m for m in monitor.steps if (m.process, m.step) == (inp.process, inp.step)]
+    if not mine:
+        return None
+    models = inp.subs_current["model"].dropna() if "model" in inp.subs_current else []
+    current = str(models.iloc[0]) if len(models) else None
+    mine.sort(key=lambda m: (m.status != "alarm", m.model != current))
+    return Enforcement(mine[0], in_process_file=None if in_file is None else not in_file)
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,11 @@ def print_table(
         typer.echo("no enforced steps: no check recorded with advisory: false")
         return
     for s in result.steps:
-        typer.echo(terminal_safe(f"{s.process} / {s.step} · {s.model or '-'}: {s.status.upper()}"))
+        # OK and WARNING mean no alarm: not a rate shown within its limit.
+        status = {"ok": "OK (no alarm)", "warning": "WARNING (no alarm)"}.get(
+            s.status, s.status.upper()
+        )
+        typer.echo(terminal_safe(f"{s.process} / {s.step} · {s.model or '-'}: {status}"))
         since = f"{s.enforced_since:%Y-%m-%d}" if s.enforced_since else "-"
         typer.echo(f"  enforced since {since}")
         for name, m, limit in (
@@ -113,6 +117,12 @@ def print_table(
                     f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
                     f"{limit:g}; e-value today {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
                     f"pending {m.pending}{waiting}"
+                    + (
+                        f"; the upper end is above {limit:g}: no alarm does not show the rate "
+                        "within it"
+                        if not m.alarm_at and m.upper > limit
+                        else ""
+                    )
                 )
             for line in audit_quality(m):
                 typer.echo(f"    {line}")
@@ -120,8 +130,8 @@ def print_table(
         if e["decided"]:
             typer.echo(
                 f"  escalations (the unsure region, not a sample): {e['n']}, {e['accepted']} of "
-                f"{e['decided']} decided accepted ({e['share_accepted']:.2f}, "
-                f"{e['lower']:.2f}–{e['upper']:.2f})"
+                f"{e['decided']} decided accepted ({e['share_accepted']:.2f}; exact "
+                f"Clopper-Pearson 95% interval {e['lower']:.2f}–{e['upper']:.2f})"
             )
         else:
             typer.echo(f"  escalations (the unsure region, not a sample): {e['n']}, none decided")

@@ -172,8 +172,9 @@ def left_out_text(n: dict[str, int]) -> str:
             f"{n['undrawn']} decisions on enforced pass/fail checks that no audit draw drew"
         )
     return (
-        f"{sum(n.values())} labeled checks left out: {' and '.join(parts)}; "
-        "--with-escalations keeps them"
+        f"{sum(n.values())} decisions left out of the labeled figures: {' and '.join(parts)}; "
+        "the checks still count in the rates over all checks; --with-escalations keeps the "
+        "decisions"
     )
 
 

@@ -120,15 +120,21 @@ def _limit_text(value: Any, name: str) -> Md:
     return Md(f"<= {pct(value, 1)}")
 
 
-def check_yaml(items: Sequence[Mapping[str, Any]], *, advisory: bool) -> str:
-    """A step's ``advisory``/``check:`` keys as YAML in check-1's full form (no ``kind``)."""
+def check_yaml(
+    items: Sequence[Mapping[str, Any]], *, advisory: bool, say_false: bool = False
+) -> str:
+    """A step's ``advisory``/``check:`` keys as YAML in check-1's full form (no ``kind``).
+
+    ``advisory: false`` is written only with ``say_false`` (an enforced step's
+    check as it stands); otherwise a check without ``advisory`` is enforced.
+    """
     questions = []
     for item in items:
         body = {k: v for k, v in item.items() if k != "kind" and v is not None}
         questions.append(body)
     doc: dict[str, Any] = {}
-    if advisory:
-        doc["advisory"] = True
+    if advisory or say_false:
+        doc["advisory"] = bool(advisory)
     doc["check"] = questions
     return yaml_block(doc)
 
@@ -213,9 +219,11 @@ def _step_view(
 ) -> dict[str, Any]:
     """Everything the templates show for one step, as plain values (record text unescaped)."""
     opts = report.options
-    advisory_now = True
+    enforced = step.enforcement is not None
+    # An enforced step's check stands as advisory: false; any other is still advisory.
+    advisory_now = not enforced
     suggested_advisory = step.decision != "READY"
-    current_yaml = check_yaml(step.current_check, advisory=advisory_now)
+    current_yaml = check_yaml(step.current_check, advisory=advisory_now, say_false=enforced)
     # Only a certified suggestion is shown as one; otherwise today's check stands.
     suggested_yaml = (
         check_yaml(step.suggested_check, advisory=suggested_advisory)
@@ -257,6 +265,13 @@ def _step_view(
         "model": step.model or "(unknown model)",
         "decision": step.decision,
         "decision_word": DECISION_WORDS[step.decision],
+        # An enforced step's verdict is about keeping it so; the evidence's decision beside it.
+        "enforced": enforced,
+        "verdict_word": Md(str(step.pattern["recommended"]).upper())
+        if enforced
+        else DECISION_WORDS[step.decision],
+        "enforced_since": Md(step.enforcement.since) if enforced else None,
+        "return_yaml": check_yaml(step.current_check, advisory=True) if enforced else "",
         "reasons": step.reasons,
         "summary": step.reasons[0] if step.reasons else "",
         "criteria": [
@@ -474,6 +489,8 @@ def _calibration_rows(qs: Sequence[Any]) -> list[dict[str, Any]]:
 def _audit_view(
     plan: AuditPlan | SequentialAuditPlan | None, step: StepReadiness, opts: Any
 ) -> dict[str, Any]:
+    if step.enforcement is not None:
+        return _enforced_audit_view(plan, step)
     if isinstance(plan, SequentialAuditPlan):
         text = plan.text()
         if step.decision != "READY":
@@ -481,10 +498,7 @@ def _audit_view(
         return {
             "text": Md(text),
             "rate": pct(plan.rate if plan.rate is not None else 1.0, 0),
-            "method": Md(
-                "the anytime-valid e-process of `calibrate monitor` (docs/method.md, after the "
-                "switch), simulated on uniform random audits at the step's weekly passes"
-            ),
+            "method": Md(SEQUENTIAL_METHOD),
         }
     if plan is None:
         return {
@@ -522,6 +536,35 @@ def _audit_view(
     if step.decision != "READY":
         text = "Once the step is READY: " + text[0].lower() + text[1:]
     return {"text": Md(text), "rate": pct(plan.rate, 0), "method": plan.method}
+
+
+#: How the monitor's audit plan is computed, said beside it.
+SEQUENTIAL_METHOD = (
+    "the anytime-valid e-process of `calibrate monitor` (docs/method.md, after the "
+    "switch), simulated on uniform random audits at the step's weekly passes"
+)
+
+
+def _enforced_audit_view(plan: SequentialAuditPlan | None, step: StepReadiness) -> dict[str, Any]:
+    """The audit of an enforced step: the monitor's one plan, at the thresholds in force."""
+    if plan is None:
+        why = (
+            "the monitor alarms, so the step goes back to advisory and people decide every "
+            "submission; plan an audit again when it is READY and enforced"
+            if step.enforcement is not None and step.enforcement.alarm
+            else "no enforced passes to plan on"
+        )
+        return {"text": Md(f"No audit to plan: {why}."), "rate": None, "method": None}
+    text = plan.text()
+    return {
+        "text": Md(
+            "For the enforced check at its current thresholds (the plan of Since the switch): "
+            + text[0].lower()
+            + text[1:]
+        ),
+        "rate": pct(plan.rate if plan.rate is not None else 1.0, 0),
+        "method": Md(SEQUENTIAL_METHOD),
+    }
 
 
 def _bias_view(bias: Mapping[str, Any]) -> dict[str, Any]:
@@ -566,6 +609,7 @@ def report_view(report: ReadinessReport, figures: Mapping[str, dict[str, bytes]]
         "min_n": MIN_N,
         "drift_level": Md(f"{opts.drift_level:g}"),
         "delta": Md(f"{opts.delta:g}"),
+        "cs_level": Md(limit_pct(1 - opts.delta)),
     }
 
 
@@ -574,6 +618,7 @@ def _switch_entries(report: ReadinessReport) -> list[dict[str, Any]]:
     entries = switch.switch_view(report.since_switch, _png)
     for e in entries:
         e["lines"] = [Md(line) for line in e["lines"]]
+        e["status"] = Md(e["status"])  # fixed words (switch.STATUS_WORDS)
         e["since"] = Md(e["since"])
         e["escalations"] = Md(e["escalations"])
         if e["plan"]:
@@ -756,7 +801,10 @@ def summary_lines(report: ReadinessReport) -> list[str]:
         saved = (
             f", ~{hours:.0f} h/month saved" if s.decision == "READY" and np.isfinite(hours) else ""
         )
-        lines.append(f"{words[s.decision]}  {name}  [{model}{saved}]")
+        enforced = (
+            f"  enforced: {s.pattern.get('recommended')}" if s.enforcement is not None else ""
+        )
+        lines.append(f"{words[s.decision]}  {name}  [{model}{saved}]{enforced}")
         if s.reasons:
             lines.append(f"         {strip_control(s.reasons[0])}")
     return lines

@@ -14,7 +14,11 @@ from typing import Any
 
 from calibrate.report import plots
 
-STATUS_WORDS = {"ok": "OK", "alarm": "ALARM", "warning": "WARNING", "no_audits": "NO AUDITS"}
+#: OK and WARNING mean no alarm, not a rate shown within its limit (the bound may be above it).
+STATUS_WORDS = {
+    "ok": "OK (no alarm)", "alarm": "ALARM", "warning": "WARNING (no alarm)",
+    "no_audits": "NO AUDITS",
+}  # fmt: skip
 
 
 def _rate_line(name: str, m: Any, *, limit: float, delta: float) -> str:
@@ -28,6 +32,9 @@ def _rate_line(name: str, m: Any, *, limit: float, delta: float) -> str:
         if m.alarm_at is not None
         else " No alarm."
     )
+    if m.alarm_at is None and m.upper > limit:
+        # No alarm is not evidence of a rate within the limit: say so where the bound is above it.
+        alarm += f" The upper end is above {limit:g}: no alarm does not show the rate within it."
     return (
         f"{name}: {m.bad} of {m.audited} audited ({m.rate:.1%}; {1 - delta:.0%} confidence "
         f"sequence {m.lower:.1%}–{m.upper:.1%}) against {limit:g}; e-value today "
@@ -67,7 +74,7 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
         esc = (
             (
                 f"{e['n']} escalated; {e['accepted']} of {e['decided']} decided were accepted "
-                f"({e['share_accepted']:.0%}, exact 95% interval {e['lower']:.0%}–{e['upper']:.0%}). "
+                f"({e['share_accepted']:.0%}, exact Clopper-Pearson 95% interval {e['lower']:.0%}–{e['upper']:.0%}). "
                 if e["decided"]
                 else f"{e['n']} escalated, none decided yet. "
             )

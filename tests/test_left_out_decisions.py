@@ -1,0 +1,111 @@
+"""A decision left out of the labeled figures (an escalation after the switch) keeps its check.
+
+Leaving the label out is right (escalations are the unsure region the enforced
+check selected, not a sample); dropping the check from the rates over all
+checks is not: the unsure rate of an enforced step read 0% with every
+escalated unsure verdict gone.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from calibrate.cli import app
+from calibrate.dataset import Filters, answers, left_out_count, submissions, view_columns
+from calibrate.ingest import ingest
+from calibrate.simulate import simulate
+from calibrate.store import connect
+
+runner = CliRunner()
+PROCESS = "invoice-matching"
+
+
+@pytest.fixture(scope="module")
+def enforced_db(tmp_path_factory):
+    root = tmp_path_factory.mktemp("leftout")
+    simulate(root / "exp", runs=1500, seed=11, enforce_weeks=6)
+    db = root / "s.duckdb"
+    con = connect(db)
+    ingest(con, [root / "exp"])
+    con.close()
+    return db
+
+
+def _agreement(db, *extra):
+    out = runner.invoke(
+        app, ["agreement", "--db", str(db), "--process", PROCESS, "--format", "json", *extra]
+    )
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.stdout)
+    rows = rows["rows"] if isinstance(rows, dict) and "rows" in rows else rows
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_left_out_checks_stay_unlabeled(enforced_db):
+    con = connect(enforced_db, read_only=True)
+    f = Filters(process=PROCESS)
+    esc = left_out_count(con, f)
+    assert esc > 5
+    kept = submissions(con, f)
+    every = submissions(con, Filters(process=PROCESS, escalations=True))
+    # The same checks either way; only the left-out decisions read as none.
+    assert len(kept) == len(every)
+    out = kept[kept["left_out"]]
+    assert len(out) == esc and out["label"].isna().all() and out["decision"].isna().all()
+    assert (~out["conflict"].astype(bool)).all() and (out["n_decisions"] == 0).all()
+    assert kept["label"].notna().sum() == every["label"].notna().sum() - esc
+    # labeled_only means a label the filters keep, in every read.
+    labeled = submissions(con, f, labeled_only=True)
+    assert not labeled["left_out"].any() and len(labeled) == kept["label"].notna().sum()
+    narrow = view_columns(con, "labeled", ["check_id", "label", "left_out"], f)
+    assert len(narrow) == len(kept) and narrow["label"].isna().sum() == kept["label"].isna().sum()
+    ans = answers(con, f)
+    assert ans.loc[ans["left_out"].astype(bool), "label"].isna().all()
+    every_ans = answers(con, Filters(process=PROCESS, escalations=True))
+    assert ans["check_id"].nunique() == every_ans["check_id"].nunique()
+    con.close()
+
+
+def test_unsure_rate_counts_escalated_checks(enforced_db):
+    con = connect(enforced_db, read_only=True)
+    n_checks, n_unsure = con.execute(
+        "SELECT count(*), count(*) FILTER (verdict = 'unsure') FROM checks WHERE process = ?",
+        [PROCESS],
+    ).fetchone()
+    con.close()
+    honest = _agreement(enforced_db)
+    every = _agreement(enforced_db, "--with-escalations")
+    assert honest["n_checks"] == every["n_checks"] == n_checks
+    assert n_unsure > 0
+    assert honest["unsure_rate"] == every["unsure_rate"] == pytest.approx(n_unsure / n_checks)
+    assert honest["n"] < every["n"]
+
+
+def test_more_left_out_decisions_do_not_change_the_count_of_checks(enforced_db, tmp_path):
+    db = tmp_path / "more.duckdb"
+    db.write_bytes(enforced_db.read_bytes())
+    before = _agreement(db)
+    con = connect(db)
+    rows = con.execute(
+        """SELECT run_id, process, step, attempt FROM labeled
+           WHERE process = ? AND advisory = false AND verdict IN ('pass', 'fail')
+             AND decision IS NULL AND NOT audited ORDER BY check_id LIMIT 30""",
+        [PROCESS],
+    ).fetchall()
+    assert len(rows) == 30
+    path = tmp_path / "decisions.csv"
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["run", "process", "step", "attempt", "decision", "by", "at", "note"])
+        for run, process, step, attempt in rows:
+            w.writerow([run, process, step, attempt, "approved", "zoe", "", ""])
+    ingest(con, [path])
+    con.close()
+    after = _agreement(db)
+    assert after["n_checks"] == before["n_checks"]
+    assert after["n"] == before["n"] and after["unsure_rate"] == before["unsure_rate"]

@@ -1,0 +1,122 @@
+"""The report on a step already enforced (``advisory: false``): it speaks of the enforced check.
+
+The stores are the black-box tester's set-up: simulate with enforcement, ingest,
+an audit draw, the simulated reviewer's decisions, ingest again.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from calibrate.cli import app
+
+runner = CliRunner()
+STEP = ("invoice-matching", "match_invoice")
+
+
+def _store(root, *shift: str) -> str:
+    out, db = root / "exp", str(root / "s.duckdb")
+    sim = ["simulate", "--runs", "3000", "--seed", "1", "--enforce-weeks", "12", "--out", str(out)]
+    assert runner.invoke(app, [*sim, *shift]).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    audit_csv = root / "audit.csv"
+    draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", STEP[0], "--step",
+                               STEP[1], "--rate", "0.5", "--seed", "3", "--out", str(audit_csv)])  # fmt: skip
+    assert draw.exit_code == 0, draw.output
+    review = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(audit_csv)])
+    assert review.exit_code == 0, review.output
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    return db
+
+
+def _report(db, out, *args: str) -> tuple[str, dict]:
+    result = runner.invoke(
+        app, ["report", "--db", db, "--process", STEP[0], "--out", str(out), *args]
+    )
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text(encoding="utf-8")
+    return md, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def shifted(tmp_path_factory):
+    """Set-up S: the check got worse four weeks after the switch; the monitor alarms."""
+    return _store(tmp_path_factory.mktemp("shift"), "--shift-week", "4", "--shift", "0.8")
+
+
+@pytest.fixture(scope="module")
+def stable(tmp_path_factory):
+    return _store(tmp_path_factory.mktemp("stable"))
+
+
+def _step(doc):
+    (step,) = [s for s in doc["steps"] if (s["process"], s["step"]) == STEP]
+    return step
+
+
+def test_an_alarming_enforced_step_is_returned_to_advisory(shifted, tmp_path):
+    md, doc = _report(shifted, tmp_path / "rep")
+    step = _step(doc)
+    assert step["enforced"]["monitor_status"] == "alarm"
+    assert step["enforced"]["in_process_file"] is True
+    assert step["pattern"]["recommended"] == "return to advisory"
+    assert step["reasons"][0].startswith("Enforced since")
+    # Nothing speaks of the step as if it were still advisory.
+    assert "today's check stands" not in md
+    assert "keep approving every submission" not in md
+    assert "plan it once the step is READY" not in md
+    assert "RETURN TO ADVISORY" in md and "### The enforced check" in md
+    assert "advisory: false" in md  # the check as it stands
+    assert "No audit to plan: the monitor alarms" in md
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert "RETURN TO ADVISORY" in html and "today's check stands" not in html
+
+
+def test_a_stable_enforced_step_has_one_audit_plan(stable, tmp_path):
+    md, doc = _report(stable, tmp_path / "rep")
+    step = _step(doc)
+    (switch,) = [s for s in doc["since_the_switch"] if (s["process"], s["step"]) == STEP]
+    assert switch["status"] in ("ok", "warning")
+    assert step["pattern"]["recommended"] in ("keep enforced", "return to advisory")
+    # One plan: the step's is the monitor's, at the report's --audit-weeks.
+    assert step["sequential_audit"] == switch["audit_plan"]
+    assert switch["audit_plan"]["weeks"] == doc["options"]["audit_weeks"]
+    assert step["audit"] is None
+    plans = [line for line in md.splitlines() if "passes a week" in line]
+    assert len(plans) == 2  # the step's and the monitor's section: the same plan
+    weeks = {line.split(" within ")[1].split(" weeks")[0] for line in plans}
+    assert len(weeks) == 1, plans
+
+
+def test_until_applies_to_since_the_switch(shifted, tmp_path):
+    # Before the switch: nothing was enforced yet, so no monitor and no alarm of later.
+    md, doc = _report(shifted, tmp_path / "before", "--until", "2026-10-01")
+    assert doc["since_the_switch"] == []
+    assert "## Since the switch" not in md and "ALARM" not in md
+    assert _step(doc)["enforced"] is None
+    # Mid-way: only the audited checks recorded before --until count.
+    _, full = _report(shifted, tmp_path / "full")
+    _, mid = _report(shifted, tmp_path / "mid", "--until", "2026-11-20")
+    (a,) = full["since_the_switch"]
+    (b,) = mid["since_the_switch"]
+    assert 0 < b["false_pass"]["audited"] < a["false_pass"]["audited"]
+    assert b["escalations"]["n"] < a["escalations"]["n"]
+
+
+def test_ok_means_no_alarm_and_each_interval_says_its_kind(stable, tmp_path):
+    mon = runner.invoke(app, ["monitor", "--db", stable])
+    assert mon.exit_code == 0, mon.output
+    first = mon.stdout.splitlines()[0]
+    assert first.endswith(("OK (no alarm)", "WARNING (no alarm)")), first
+    assert "exact Clopper-Pearson 95% interval" in mon.stdout
+    md, doc = _report(stable, tmp_path / "rep")
+    (switch,) = doc["since_the_switch"]
+    fp = switch["false_pass"]
+    assert "(no alarm)" in md.split("## Since the switch")[1].splitlines()[4]
+    if fp["upper"] > doc["options"]["alpha"]:
+        # The bound reaches above alpha: OK must not read as "within alpha".
+        assert "no alarm does not show the rate within it" in md
+        assert "no alarm does not show the rate within it" in mon.stdout
