@@ -171,6 +171,8 @@ def test_simulate_refuses_what_it_would_silently_ignore(tmp_path):
     r = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(decisions)])
     assert r.exit_code == 2 and "is not an audit CSV" in r.stderr, r.output
     other = tmp_path / "audit.csv"
-    other.write_text("run,step,attempt,checked_at,decision,by,at\nr-x,s,1,2026-10-01T00:00:00Z,,,\n")
+    other.write_text(
+        "run,step,attempt,checked_at,decision,by,at\nr-x,s,1,2026-10-01T00:00:00Z,,,\n"
+    )
     r = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(other)])
     assert r.exit_code == 2 and "none of the 1 drawn checks" in r.stderr, r.output
