@@ -303,7 +303,8 @@ def test_left_out_says_escalations_apart_from_undrawn_decisions(tmp_path, enforc
     result = runner.invoke(app, ["agreement", "--db", db, "--process", "invoice-matching"])
     assert result.exit_code == 0
     assert (
-        f"{esc + 3} labeled checks left out: {esc} escalations after the switch (the unsure "
-        "region the enforced check selected) and 3 decisions on enforced pass/fail checks that "
-        "no audit draw drew; --with-escalations keeps them"
+        f"{esc + 3} decisions left out of the labeled figures: {esc} escalations after the "
+        "switch (the unsure region the enforced check selected) and 3 decisions on enforced "
+        "pass/fail checks that no audit draw drew; the checks still count in the rates over all "
+        "checks; --with-escalations keeps the decisions"
     ) in result.stderr

@@ -109,3 +109,19 @@ def test_more_left_out_decisions_do_not_change_the_count_of_checks(enforced_db, 
     after = _agreement(db)
     assert after["n_checks"] == before["n_checks"]
     assert after["n"] == before["n"] and after["unsure_rate"] == before["unsure_rate"]
+
+
+def test_the_search_says_when_enforced_labels_are_a_selected_sample(enforced_db):
+    """Kept by --with-escalations, escalations are a sample the check selected, and the search's
+    notes say so; left out (the default), no enforced label of that kind is read."""
+    from calibrate.analysis.thresholds import suggest_from_store
+
+    con = connect(enforced_db, read_only=True)
+    try:
+        with_esc = suggest_from_store(con, Filters(process=PROCESS, escalations=True))
+        default = suggest_from_store(con, Filters(process=PROCESS))
+    finally:
+        con.close()
+    notes = " ".join(n for r in with_esc.steps for n in r.notes)
+    assert "were not drawn by an audit" in notes and "not a random one" in notes
+    assert "not drawn by an audit" not in " ".join(n for r in default.steps for n in r.notes)

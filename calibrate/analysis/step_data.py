@@ -365,11 +365,24 @@ def step_data(
             checks = "1 check" if conflicts == 1 else f"{conflicts} checks"
             notes.append(f"{checks} had conflicting decisions; the latest counts")
     if "advisory" in mine and n:
-        enforced = int((~mine["advisory"].fillna(True).astype(bool)).sum())
-        if enforced:
+        is_enforced = ~mine["advisory"].fillna(True).astype(bool).to_numpy()
+        drawn = (
+            mine["audited"].fillna(False).astype(bool).to_numpy()
+            if "audited" in mine
+            else np.zeros(len(mine), bool)
+        )
+        enforced, selected = int(is_enforced.sum()), int((is_enforced & ~drawn).sum())
+        if selected:
+            # Kept by --with-escalations: the enforced check chose which of these a person saw.
             notes.append(
-                f"{enforced} labeled checks were enforced, not advisory: if people saw only "
-                "escalations their labels are not a representative sample"
+                f"{selected} of {enforced} labeled enforced checks were not drawn by an audit "
+                "(escalations, or decisions on undrawn checks): a sample the check selected, "
+                "not a random one"
+            )
+        elif enforced:
+            notes.append(
+                f"{enforced} labeled checks were enforced: audit draws (random among the "
+                "enforced checks the draw offered, mostly passes)"
             )
     return StepData(
         process=process,
@@ -524,7 +537,7 @@ def replay_cached(questions: Sequence[Question], data: StepData) -> Rates:
 
 #: Columns the search reads: of the checks, and of the answers (thresholds come per question).
 SEARCH_CHECK_COLUMNS = ("check_id", "process", "step", "model", "at", "verdict", "label",
-                        "conflict", "advisory")  # fmt: skip
+                        "conflict", "advisory", "audited")  # fmt: skip
 SEARCH_ANSWER_COLUMNS = ("check_id", "at", "position", "ask", "kind", "p", "name", "level",
                          "confidence", "in_process_file")  # fmt: skip
 
