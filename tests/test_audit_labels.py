@@ -101,3 +101,33 @@ def test_pending_draws_say_to_record_them_and_what_waits_behind(tmp_path, export
         {"draw_id": result.draw_id, "drawn_at": DRAWN_AT.isoformat(), "pending": fp.pending}
     ]
     con.close()
+
+
+def test_certification_reads_the_same_audit_label_as_the_monitor(tmp_path, export):
+    """The labeled view (what thresholds, agreement and the report read) labels a drawn check by
+    the first decision at or after its draw, as the monitor does: an earlier one is no label."""
+    from calibrate.dataset import Filters, submissions
+
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    audit.write_csv(result, tmp_path / "audit.csv")
+    early = result.drawn.iloc[:20]
+    decisions_csv(tmp_path / "early.csv", early, "approved", "2026-11-30T12:00:00Z")
+    ingest(con, [tmp_path / "early.csv"])
+    drawn = set(result.drawn["check_id"])
+
+    def audited_labels():
+        subs = submissions(con, Filters(process=STEP["process"]))
+        return subs[subs["check_id"].isin(drawn)].set_index("check_id")["label"]
+
+    assert audited_labels().isna().all()  # the approvals before the draw label nothing
+    filled = tmp_path / "filled.csv"
+    review_audit(tmp_path / "audit.csv", export / ".truth", filled)
+    ingest(con, [filled])
+    reviewed = pd.read_csv(filled, dtype=str, keep_default_na=False)
+    labels = audited_labels()
+    assert len(labels) == result.n_drawn and labels.notna().all()
+    assert int((~labels.astype(bool)).sum()) == int((reviewed["decision"] == "rejected").sum())
+    assert int((~labels.astype(bool)).sum()) == false_passes(con).bad
+    con.close()

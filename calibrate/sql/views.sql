@@ -46,17 +46,37 @@ JOIN spans s ON d.run_id = s.run_id AND d.step = s.step AND d.attempt = s.attemp
 WHERE (s.checked_at <= d.decided_at AND (s.later_at IS NULL OR d.decided_at < s.later_at))
    OR (s.is_latest AND (d.decided_at IS NULL OR s.earliest_at IS NULL OR d.decided_at < s.earliest_at));
 
--- All decisions on one check folded into one label; the latest by `at` is used.
+-- All decisions on one check folded into one label.
+-- A check an audit draw drew is labeled by the first decision made at or after the draw (the blind
+-- one; an undated decision counts as made when its file was ingested), as the monitor reads it
+-- (monitor.AUDIT_LABELS): a decision dated before the draw was made without it and is no audit.
+-- Every other check is labeled by its latest decision.
 CREATE OR REPLACE VIEW check_labels AS
+WITH drawn AS (
+    SELECT e.check_id, min(d.drawn_at) AS drawn_at
+    FROM audit_eligible e JOIN audit_draws d USING (draw_id)
+    WHERE e.drawn
+    GROUP BY e.check_id
+), counted AS (
+    SELECT dc.check_id, dc.decision, dc.decided_by, dc.decided_at, dc.note,
+           CASE WHEN w.drawn_at IS NULL THEN coalesce(dc.decided_at, TIMESTAMPTZ '1970-01-01')
+                -- the earliest after the draw ranks highest
+                ELSE TIMESTAMPTZ '1970-01-01' + (w.drawn_at - coalesce(dc.decided_at, f.ingested_at))
+           END AS rank_at
+    FROM decision_checks dc
+    LEFT JOIN drawn w USING (check_id)
+    LEFT JOIN files f ON w.drawn_at IS NOT NULL AND f.file_id = dc.file_id
+    WHERE w.drawn_at IS NULL OR coalesce(dc.decided_at, f.ingested_at) >= w.drawn_at
+)
 SELECT
     check_id,
-    arg_max(decision, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS decision,
-    arg_max(decided_by, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS decided_by,
-    max(decided_at) AS decided_at,
-    arg_max(note, coalesce(decided_at, TIMESTAMPTZ '1970-01-01')) AS note,
+    arg_max(decision, rank_at) AS decision,
+    arg_max(decided_by, rank_at) AS decided_by,
+    arg_max(decided_at, rank_at) AS decided_at,
+    arg_max(note, rank_at) AS note,
     count(*) AS n_decisions,
     count(DISTINCT decision) > 1 AS conflict
-FROM decision_checks
+FROM counted
 GROUP BY check_id;
 
 -- One row per recorded check, with the person's decision on it. A check no decision was made on
