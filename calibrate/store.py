@@ -164,8 +164,21 @@ def _prepare(con: duckdb.DuckDBPyConnection, *, read_only: bool, target: str) ->
                 f"(e.g. `calibrate ingest` with no new files) to migrate it to {SCHEMA_VERSION}"
             )
         _migrate(con, version)
+    con.execute(_views(read_only=read_only))
+
+
+def _views(*, read_only: bool) -> str:
+    # The views always match the code. A read-only connection cannot replace the stored ones,
+    # so it creates them as temporary views and macros, which shadow the stored ones for that
+    # connection (a store written by an older calibrate of the same schema then reads as this
+    # one does). Dropping views retired from the store is left to a writer.
+    text = _sql("views.sql")
     if not read_only:
-        con.execute(_sql("views.sql"))
+        return text
+    text = re.sub(r"^DROP VIEW[^;]*;", "", text, flags=re.MULTILINE)
+    return re.sub(
+        r"^CREATE OR REPLACE (VIEW|MACRO)", r"CREATE OR REPLACE TEMP \1", text, flags=re.MULTILINE
+    )
 
 
 def _migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:

@@ -58,3 +58,20 @@ def test_a_version_2_store_is_migrated_when_opened_for_writing(tmp_path):
     assert con.execute("SELECT count(*) FROM withdrawn").fetchone()[0] == 0
     con.close()
     connect(path, read_only=True).close()
+
+
+def test_read_only_connection_reads_todays_views_over_stale_stored_ones(tmp_path):
+    # A store written by an older calibrate of the same schema holds that version's views; a
+    # read-only connection cannot replace them, so it must shadow them with today's.
+    path = tmp_path / "s.duckdb"
+    connect(path).close()
+    raw = duckdb.connect(str(path))
+    raw.execute("CREATE OR REPLACE VIEW check_labels AS SELECT 'stale' AS check_id")
+    raw.close()
+    con = connect(path, read_only=True)
+    assert con.execute("SELECT count(*) FROM check_labels").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM audit_labels").fetchone()[0] == 0
+    con.close()
+    raw = duckdb.connect(str(path), read_only=True)  # the stored view is untouched
+    assert raw.execute("SELECT check_id FROM check_labels").fetchall() == [("stale",)]
+    raw.close()

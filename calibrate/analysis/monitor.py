@@ -419,35 +419,6 @@ def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Seq
     return np.where(np.isnan(codes), recorded, replayed) | error
 
 
-#: The audit label of each drawn check: the first decision on it made at or after its draw (the
-#: blind one, as the reviewer of the draw's CSV gives it; ties by decision id). A decision dated
-#: before the draw is no audit (made without the draw, by whoever); an undated one counts as made
-#: when its file was ingested. Decisions after the draw with different labels are a conflict: the
-#: first is still used, and the monitor counts them. (A query, not a view: the monitor opens the
-#: store read-only, and views are only re-created when it is opened for writing.)
-AUDIT_LABELS = """
-    WITH drawn AS (
-        SELECT e.check_id, d.drawn_at
-        FROM audit_eligible e JOIN audit_draws d USING (draw_id)
-        WHERE e.drawn
-    ), made AS (
-        SELECT dc.check_id, dc.decision_id, dc.decision,
-               coalesce(dc.decided_at, f.ingested_at, TIMESTAMPTZ '1970-01-01') AS made_at
-        FROM decision_checks dc LEFT JOIN files f USING (file_id)
-        WHERE dc.check_id IN (SELECT check_id FROM drawn)
-    )
-    SELECT d.check_id,
-           arg_min(m.decision, (m.made_at, m.decision_id)) FILTER (m.made_at >= d.drawn_at)
-               AS decision,
-           min(m.made_at) FILTER (m.made_at >= d.drawn_at) AS decided_at,
-           count(m.decision) FILTER (m.made_at < d.drawn_at) AS n_before,
-           count(DISTINCT m.decision IN ('approved', 'completed'))
-               FILTER (m.made_at >= d.drawn_at) > 1 AS conflict
-    FROM drawn d LEFT JOIN made m USING (check_id)
-    GROUP BY d.check_id, d.drawn_at
-"""
-
-
 def _read(con: Any, process: str | None, step: str | None, *, model=None, since=None, until=None):
     params = [process, process, step, step, model, model, since, since, until, until]
     scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
@@ -492,12 +463,11 @@ def _read(con: Any, process: str | None, step: str | None, *, model=None, since=
     ).df()
     streams = con.execute(
         f"""
-        WITH audit_labels AS ({AUDIT_LABELS})
         SELECT c.process, c.step, c.model, c.verdict, c.checked_at AS "at", e.draw_id, e.position,
                e.drawn, e.inclusion_p, e.band, d.rate AS design_rate, d.drawn_at,
                CASE WHEN l.decision IS NULL THEN NULL
                     ELSE l.decision IN ('approved', 'completed') END AS label,
-               l.decided_at, coalesce(l.n_before, 0) AS n_before,
+               l.made_at AS decided_at, coalesce(l.n_before, 0) AS n_before,
                coalesce(l.conflict, false) AS conflict
         FROM audit_eligible e
         JOIN audit_draws d USING (draw_id)

@@ -46,27 +46,46 @@ JOIN spans s ON d.run_id = s.run_id AND d.step = s.step AND d.attempt = s.attemp
 WHERE (s.checked_at <= d.decided_at AND (s.later_at IS NULL OR d.decided_at < s.later_at))
    OR (s.is_latest AND (d.decided_at IS NULL OR s.earliest_at IS NULL OR d.decided_at < s.earliest_at));
 
--- All decisions on one check folded into one label.
--- A check an audit draw drew is labeled by the first decision made at or after the draw (the blind
--- one; an undated decision counts as made when its file was ingested), as the monitor reads it
--- (monitor.AUDIT_LABELS): a decision dated before the draw was made without it and is no audit.
--- Every other check is labeled by its latest decision.
-CREATE OR REPLACE VIEW check_labels AS
+-- The audit label of each drawn check: the first decision on it made at or after its draw (the
+-- blind one, as the reviewer of the draw's CSV gives it; ties by decision id). A decision dated
+-- before the draw is no audit (made without the draw, by whoever); an undated one counts as made
+-- when its file was ingested. Decisions after the draw with different labels are a conflict: the
+-- first is still used. One row per drawn check (its earliest draw), decision NULL until a
+-- decision arrives. The monitor reads this view, and check_labels labels drawn checks with it.
+CREATE OR REPLACE VIEW audit_labels AS
 WITH drawn AS (
     SELECT e.check_id, min(d.drawn_at) AS drawn_at
     FROM audit_eligible e JOIN audit_draws d USING (draw_id)
     WHERE e.drawn
     GROUP BY e.check_id
-), counted AS (
-    SELECT dc.check_id, dc.decision, dc.decided_by, dc.decided_at, dc.note,
-           CASE WHEN w.drawn_at IS NULL THEN coalesce(dc.decided_at, TIMESTAMPTZ '1970-01-01')
-                -- the earliest after the draw ranks highest
-                ELSE TIMESTAMPTZ '1970-01-01' + (w.drawn_at - coalesce(dc.decided_at, f.ingested_at))
-           END AS rank_at
-    FROM decision_checks dc
-    LEFT JOIN drawn w USING (check_id)
-    LEFT JOIN files f ON w.drawn_at IS NOT NULL AND f.file_id = dc.file_id
-    WHERE w.drawn_at IS NULL OR coalesce(dc.decided_at, f.ingested_at) >= w.drawn_at
+), made AS (
+    SELECT dc.check_id, dc.decision_id, dc.decision, dc.decided_by, dc.decided_at, dc.note,
+           coalesce(dc.decided_at, f.ingested_at, TIMESTAMPTZ '1970-01-01') AS made_at
+    FROM decision_checks dc JOIN drawn USING (check_id) LEFT JOIN files f USING (file_id)
+)
+SELECT
+    d.check_id,
+    d.drawn_at,
+    arg_min(m.decision, (m.made_at, m.decision_id)) FILTER (m.made_at >= d.drawn_at) AS decision,
+    arg_min(m.decided_by, (m.made_at, m.decision_id)) FILTER (m.made_at >= d.drawn_at)
+        AS decided_by,
+    arg_min(m.decided_at, (m.made_at, m.decision_id)) FILTER (m.made_at >= d.drawn_at)
+        AS decided_at,
+    arg_min(m.note, (m.made_at, m.decision_id)) FILTER (m.made_at >= d.drawn_at) AS note,
+    min(m.made_at) FILTER (m.made_at >= d.drawn_at) AS made_at,
+    count(m.decision) FILTER (m.made_at >= d.drawn_at) AS n_decisions,
+    count(m.decision) FILTER (m.made_at < d.drawn_at) AS n_before,
+    count(DISTINCT m.decision IN ('approved', 'completed')) FILTER (m.made_at >= d.drawn_at) > 1
+        AS conflict
+FROM drawn d LEFT JOIN made m USING (check_id)
+GROUP BY d.check_id, d.drawn_at;
+
+-- All decisions on one check folded into one label: a drawn check's is its audit label (above);
+-- every other check is labeled by its latest decision.
+CREATE OR REPLACE VIEW check_labels AS
+WITH latest_first AS (  -- undated decisions rank below dated ones; ties by decision id
+    SELECT dc.*, (coalesce(dc.decided_at, TIMESTAMPTZ '-infinity'), dc.decision_id) AS rank_at
+    FROM decision_checks dc ANTI JOIN audit_labels a USING (check_id)
 )
 SELECT
     check_id,
@@ -76,8 +95,12 @@ SELECT
     arg_max(note, rank_at) AS note,
     count(*) AS n_decisions,
     count(DISTINCT decision) > 1 AS conflict
-FROM counted
-GROUP BY check_id;
+FROM latest_first
+GROUP BY check_id
+UNION ALL
+SELECT check_id, decision, decided_by, decided_at, note, n_decisions, conflict
+FROM audit_labels
+WHERE decision IS NOT NULL;
 
 -- One row per recorded check, with the person's decision on it. A check no decision was made on
 -- is unlabeled: an earlier check of an attempt (a blocking fail the agent then fixed) that no
