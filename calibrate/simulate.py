@@ -309,6 +309,7 @@ def simulate(
     shift_week: float | None = None,
     shift: float = 0.0,
     enforce_process: str = "invoice-matching",
+    start: datetime | None = None,
 ) -> dict[str, Any]:
     """Write a synthetic export of ``runs`` runs into ``out_dir``.
 
@@ -332,12 +333,17 @@ def simulate(
     shift : float, default=0.0
         That share, in [0, 1].
     enforce_process : str, default="invoice-matching"
+    start : datetime, optional
+        When the advisory window of :data:`WINDOW_DAYS` days begins (UTC when
+        naive). Default :data:`START`, fixed so that the same arguments give
+        the same files on any day.
 
     Returns
     -------
     dict
         The manifest: counts of runs, checks, answers and decisions written, labeled
-        and unlabeled checks, and the files.
+        and unlabeled checks, the files, and ``period`` (``from``/``to``: the
+        span the records' times cover).
     """
     if runs < 1:
         raise ValueError("runs must be at least 1")
@@ -345,6 +351,9 @@ def simulate(
         raise ValueError("shift must be in [0, 1]")
     if enforce_weeks < 0:
         raise ValueError("enforce_weeks must not be negative")
+    begin = START if start is None else start
+    if begin.tzinfo is None:
+        begin = begin.replace(tzinfo=UTC)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / ".truth").mkdir(exist_ok=True)
@@ -383,7 +392,7 @@ def simulate(
         # Near the end of the window some approvals are still waiting when the export is taken.
         pending = (frac > 0.95) & (u[:, 7] > 0.3) & ~running & ~escalated
         for k, i in enumerate(idx):
-            t0 = START + timedelta(days=WINDOW_DAYS * float(frac[k]))
+            t0 = begin + timedelta(days=WINDOW_DAYS * float(frac[k]))
             run: dict[str, Any] = {
                 "run": run_ids[i],
                 "process": sm.process,
@@ -503,7 +512,7 @@ def simulate(
         per_week = float((which == models.index(sm)).sum()) / (WINDOW_DAYS / 7)
         more, info = simulate_enforced.continue_enforced(
             sim, sm, runs_per_week=per_week, weeks=enforce_weeks,
-            start=START + timedelta(days=WINDOW_DAYS), shift_week=shift_week, shift=shift, seed=seed,
+            start=begin + timedelta(days=WINDOW_DAYS), shift_week=shift_week, shift=shift, seed=seed,
         )  # fmt: skip
         docs.extend(more)
         simulate_enforced.write_enforced_process(out, sm)
@@ -553,6 +562,10 @@ def simulate(
         "unlabeled_checks": unlabeled,
         "seed": seed,
         "files": sorted(p.name for p in out.iterdir() if p.is_file()),
+        "period": {
+            "from": _iso(begin),
+            "to": _iso(begin + timedelta(days=WINDOW_DAYS + 7 * enforce_weeks)),
+        },
     }
     (out / ".truth" / "manifest.json").write_text(
         json.dumps(manifest, indent=2) + "\n", encoding="utf-8"

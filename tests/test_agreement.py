@@ -618,3 +618,22 @@ def test_a_small_sample_kappa_interval_is_noted_as_approximate(n, noted):
     row = agreement(frame(verdict, label[:n])).iloc[0]
     assert np.isfinite(row["kappa"])
     assert ("kappa interval approximate (n<100)" in row["note"]) is noted
+
+
+def test_audit_draws_at_unequal_rates_are_flagged_not_silently_pooled():
+    subs = pd.DataFrame({
+        "process": "p", "step": "s", "model": "m", "at": pd.Timestamp("2026-10-06", tz="UTC"),
+        "verdict": ["pass"] * 6, "label": [True, True, False, True, True, True],
+        "conflict": False, "decided_by": "ann",
+        "audited": [True] * 6, "inclusion_p": [0.1, 0.1, 0.2, 0.2, 0.05, 0.05],
+        "advisory": False,
+    })  # fmt: skip
+    row = agreement(subs, by=["labels"]).iloc[0]
+    assert row["labels"] == "audit draw" and bool(row["unequal_draws"])
+    assert "unequal rates" in row["note"]
+    same = agreement(subs.assign(inclusion_p=0.1), by=["labels"]).iloc[0]
+    assert not bool(same["unequal_draws"]) and "unequal" not in same["note"]
+    # Without the draw columns nothing is claimed.
+    assert not bool(
+        agreement(subs.drop(columns=["audited", "inclusion_p"])).iloc[0]["unequal_draws"]
+    )

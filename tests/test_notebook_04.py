@@ -18,6 +18,6 @@ def test_04_alarms_after_the_shift(kernel_dir):  # noqa: F811
     # The repeated binomial test is shown beside the e-process, and exceeds delta.
     naive = float(out.split("binomial test every week: ")[1].split("%")[0])
     assert naive > 10
-    assert "left out (escalations after the switch)" in out
+    assert "escalations (unsure or error verdicts)" in out and "no audit drew" in out
     assert "alarm" in plain(nb)
     assert n_images(nb) >= 2

@@ -120,3 +120,14 @@ def test_ok_means_no_alarm_and_each_interval_says_its_kind(stable, tmp_path):
         # The bound reaches above alpha: OK must not read as "within alpha".
         assert "no alarm does not show the rate within it" in md
         assert "no alarm does not show the rate within it" in mon.stdout
+
+
+def test_weeks_after_the_switch_say_their_labels_are_audit_draws(stable, tmp_path):
+    md, _ = _report(stable, tmp_path / "rep")
+    weekly = md.split("### By week")[1].split("###")[0]
+    rows = [line for line in weekly.splitlines() if line.startswith("| 20")]
+    sources = {line.split(" | ")[2] for line in rows}
+    assert "advisory review" in sources and "audit draw" in sources
+    # A uniform draw offers every check at one probability: its rates are shown.
+    drawn = [line for line in rows if " | audit draw | " in line]
+    assert not any("unequal rates" in line for line in drawn)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -57,3 +58,24 @@ def test_yes_no_answers_are_over_confident(tmp_path):
     high = frame[frame.p >= 0.95]
     assert high.acceptable.mean() < high.p.mean()
     assert np.corrcoef(frame.p, frame.acceptable)[0, 1] > 0.3
+
+
+def test_start_moves_the_timeline_and_the_cli_warns_of_records_after_today(tmp_path):
+    from typer.testing import CliRunner
+
+    from calibrate.cli import app
+
+    moved = simulate(
+        tmp_path / "m", runs=120, seed=2, start=pd.Timestamp("2026-01-05").to_pydatetime()
+    )
+    assert moved["period"] == {"from": "2026-01-05T00:00:00Z", "to": "2026-03-30T00:00:00Z"}
+    text = (tmp_path / "m" / "runs.jsonl").read_text()
+    times = pd.to_datetime(re.findall(r'"at":"([^"]+)"', text), utc=True)
+    assert times.min() >= pd.Timestamp("2026-01-05", tz="UTC")
+    assert times.max() <= pd.Timestamp("2026-03-30", tz="UTC")
+    # Far in the future: the records run past today, and the warning says which --start fixes it.
+    result = CliRunner().invoke(
+        app, ["simulate", "--out", str(tmp_path / "f"), "--runs", "60", "--start", "2100-01-04"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "after today" in result.stderr and "--start 20" in result.stderr

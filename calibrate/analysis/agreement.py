@@ -43,13 +43,24 @@ from calibrate.analysis.stats import MIN_N, cohen_kappa, rogan_gladen, wilson_in
 
 #: Group keys accepted by ``by``; ``approver`` is the decision's ``decided_by``,
 #: ``week``/``day``/``month`` are UTC buckets of the check's ``at``.
-GROUP_KEYS = ("process", "version", "step", "question", "model", "approver", "week", "day", "month")
+GROUP_KEYS = (
+    "process", "version", "step", "question", "model", "approver", "week", "day", "month", "labels",
+)  # fmt: skip
+#: The values of the ``labels`` key: where a check's label can come from. Before the switch every
+#: verdict is reviewed; after it only audit draws sample the check (escalations are left out).
+LABEL_SOURCES = {
+    "review": "advisory review",
+    "audit": "audit draw",
+    "enforced": "enforced, not drawn",
+}
 #: Default grouping. It includes ``model`` so that evaluator models are never pooled silently.
 DEFAULT_BY = ("process", "step", "model")
 TIME_KEYS = ("week", "day", "month")
 
 #: How the intervals are computed, for the faces to state next to the numbers.
 INTERVAL_METHOD = "Wilson score 95%; kappa: Fleiss-Cohen-Everitt large-sample 95%"
+#: Said of a group whose audit-drawn labels were offered at unequal probabilities.
+UNEQUAL_DRAWS_NOTE = "audit draws at unequal rates: rates unweighted (see calibrate monitor)"
 #: Said of every question-level figure.
 QUESTION_UNIT = "the person judged the whole submission"
 
@@ -79,7 +90,7 @@ AGREEMENT_COLUMNS = [
     "tpr", "tpr_low", "tpr_high",
     "tnr", "tnr_low", "tnr_high",
     "error_rate", "error_low", "error_high",
-    "note",
+    "unequal_draws", "note",
 ]  # fmt: skip
 #: Columns of :func:`approvers` after the group keys.
 APPROVER_COLUMNS = [
@@ -101,11 +112,12 @@ _KEY_SOURCES = {
     "week": "at",
     "day": "at",
     "month": "at",
+    "labels": ("audited", "advisory"),
 }
 #: Columns each analysis reads besides its group keys.
 _ANALYSIS_COLUMNS = {
-    "agreement": ("verdict", "label", "conflict", "model"),
-    "question": ("result", "label", "conflict", "model"),
+    "agreement": ("verdict", "label", "conflict", "model", "audited", "inclusion_p"),
+    "question": ("result", "label", "conflict", "model", "audited", "inclusion_p"),
     "approvers": ("verdict", "label", "decided_at", "at", "decided_by"),
     "corrected": ("verdict", "label", "is_latest"),
 }
@@ -143,7 +155,8 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
     keys = _expand_question(_validate_by(by, default=default))
     # Only the question level has question text; elsewhere the analysis rejects the key.
     sources = [_KEY_SOURCES.get(k, k) for k in keys if k != "question" or analysis == "question"]
-    return list(dict.fromkeys([*_ANALYSIS_COLUMNS[analysis], *sources]))
+    flat = [c for src in sources for c in ((src,) if isinstance(src, str) else src)]
+    return list(dict.fromkeys([*_ANALYSIS_COLUMNS[analysis], *flat]))
 
 
 def _validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
@@ -175,6 +188,14 @@ def _key_frame(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
             out[key] = monday.dt.strftime("%Y-%m-%d")
         elif key == "month":
             out[key] = at.dt.strftime("%Y-%m")
+        elif key == "labels":
+            audited = df["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+            enforced = (df["advisory"].astype("boolean") == False).fillna(False)  # noqa: E712
+            out[key] = np.where(
+                audited, LABEL_SOURCES["audit"],
+                np.where(enforced.to_numpy(dtype=bool), LABEL_SOURCES["enforced"],
+                         LABEL_SOURCES["review"]),
+            )  # fmt: skip
         else:
             out[key] = df[key]
     return pd.DataFrame(out, index=df.index)
@@ -298,8 +319,14 @@ def agreement(
         ``error_rate``                ``P(error)`` over all ``n_checks``
         ``conflicts``                 labeled checks whose submission has
                                       conflicting decisions (the latest is used)
+        ``unequal_draws``             the group's audit-drawn labeled pass/fail
+                                      checks were offered at more than one
+                                      inclusion probability (by band or verdict):
+                                      its rates are unweighted, not the step's
+                                      (False without ``audited``/``inclusion_p``)
         ``note``                      "no labels", "too few labels (n<20)",
-                                      "pools 2 models", conflicts, and at question
+                                      "pools 2 models", conflicts, unequal draws,
+                                      and at question
                                       level "the person judged the whole submission"
         ============================  ==============================================
 
@@ -401,6 +428,7 @@ def agreement(
     out["kappa_high"] = np.asarray(kap_cols[2], dtype=float)
     out["kappa_reason"] = pd.Series(kap_cols[3], dtype="string", index=out.index)
 
+    out["unequal_draws"] = _unequal_draws(data, key_df, keys, labeled, v, len(out))
     out["note"] = _notes(
         out, min_n=min_n, pools_models="model" not in keys, question_level=question_level
     )
@@ -417,10 +445,35 @@ def agreement(
 KAPPA_LARGE_SAMPLE = 100
 
 
+def _unequal_draws(
+    data: pd.DataFrame,
+    key_df: pd.DataFrame,
+    keys: list[str],
+    labeled: np.ndarray,
+    verdict: np.ndarray,
+    n_rows: int,
+) -> np.ndarray:
+    # Audit draws may offer checks at unequal probabilities (by band, or by verdict); a group's
+    # unweighted rates over such labels are then not the step's rates, so the group says so.
+    if "audited" not in data.columns or "inclusion_p" not in data.columns:
+        return np.zeros(n_rows, dtype=bool)
+    audited = data["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    decided = np.isin(verdict, ("pass", "fail"))
+    pi = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
+    pi = np.where(audited & labeled & decided, pi, np.nan)
+    if not keys:
+        spread = np.nanmax(pi) - np.nanmin(pi) if np.isfinite(pi).any() else 0.0
+        return np.array([spread > 1e-12])
+    frame = pd.concat([key_df, pd.Series(pi, index=data.index, name="__pi")], axis=1)
+    g = frame.groupby(keys, dropna=False, sort=True)["__pi"]
+    spread = (g.max() - g.min()).fillna(0.0).to_numpy()
+    return spread > 1e-12
+
+
 def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level: bool) -> pd.Series:
     notes = []
-    columns = ["n", "n_models", "conflicts", "kappa"]
-    for n, n_models, conflicts, kappa in out[columns].itertuples(index=False):
+    columns = ["n", "n_models", "conflicts", "kappa", "unequal_draws"]
+    for n, n_models, conflicts, kappa, unequal in out[columns].itertuples(index=False):
         parts = []
         if n == 0:
             parts.append("no labels")
@@ -432,6 +485,8 @@ def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level:
             parts.append(f"pools {n_models} models")
         if conflicts:
             parts.append(f"{conflicts} with conflicting decisions (latest used)")
+        if unequal:
+            parts.append(UNEQUAL_DRAWS_NOTE)
         if question_level:
             parts.append(QUESTION_UNIT)
         notes.append("; ".join(parts))
@@ -804,6 +859,7 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
             rec[rate] = _plain(row[rate])
             rec[f"{name}_ci"] = [_plain(row[f"{name}_low"]), _plain(row[f"{name}_high"])]
         rec["kappa_reason"] = _plain(row["kappa_reason"]) or None
+        rec["unequal_draws"] = bool(row["unequal_draws"])
         rec["counts"] = {v: {lab: int(row[f"{v}_{lab}"]) for lab in LABELS} for v in VERDICTS}
         rec["note"] = _plain(row["note"]) or ""
         rec["interval_method"] = df.attrs.get("interval_method", INTERVAL_METHOD)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate import drawing as plots
-from calibrate.analysis.agreement import AGREEMENT_COLUMNS, APPROVER_COLUMNS
+from calibrate.analysis.agreement import AGREEMENT_COLUMNS, APPROVER_COLUMNS, LABEL_SOURCES
 from calibrate.analysis.audit_fixed import audit_detection
 from calibrate.defaults import MIN_N
 
@@ -153,7 +153,9 @@ class WeeklyDisplay:
     ----------
     by_week : pandas.DataFrame
         :func:`calibrate.analysis.agreement.agreement` grouped by
-        ``["model", "week"]``.
+        ``["model", "week"]``, optionally with ``"labels"`` (audit draws
+        then get their own dashed line; rows with ``unequal_draws`` are not
+        drawn).
     alpha : float, optional
         Drawn as the false-pass limit.
     title : str, optional
@@ -182,9 +184,23 @@ class WeeklyDisplay:
         weeks = sorted(df["week"].astype(str).unique())
         pos = {w: i for i, w in enumerate(weeks)}
         colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"]
-        for j, (model, g) in enumerate(df.groupby("model", sort=True, dropna=False)):
+        # Labels of audit draws (after the switch) are their own line, dashed; a week whose draw
+        # offered checks at unequal probabilities has no unweighted rate to draw.
+        if "unequal_draws" in df.columns:
+            df = df[~df["unequal_draws"].astype(bool).to_numpy()]
+        series = ["model", "labels"] if "labels" in df.columns else ["model"]
+        models = sorted({str(m) for m in df["model"].tolist()})
+        for keys, g in df.groupby(series, sort=True, dropna=False):
+            keys = keys if isinstance(keys, tuple) else (keys,)
+            model, source = str(keys[0]), (str(keys[1]) if len(keys) > 1 else "")
+            if not g["n"].to_numpy().any():
+                continue
             x = np.array([pos[str(w)] for w in g["week"]], dtype=float)
-            colour = colours[j % len(colours)]
+            colour = colours[models.index(model) % len(colours)]
+            drawn = source == LABEL_SOURCES["audit"]
+            name = plots.safe_text(model, width=40, max_lines=1) + (
+                " (audit draws)" if drawn else ""
+            )
             for axis, rate, low, high, n in (
                 (axes[0], "agree", "agree_low", "agree_high", "n_decided"),
                 (axes[1], "false_pass_rate", "false_pass_low", "false_pass_high", "n_pass"),
@@ -194,8 +210,8 @@ class WeeklyDisplay:
                 hi = g[high].to_numpy(dtype=float)
                 few = g[n].to_numpy() < MIN_N
                 yerr = np.clip(np.vstack([y - lo, hi - y]), 0, None)
-                axis.errorbar(x, y, yerr=yerr, color=colour, lw=1, capsize=2, fmt="-",
-                              label=plots.safe_text(model, width=40, max_lines=1))  # fmt: skip
+                axis.errorbar(x, y, yerr=yerr, color=colour, lw=1, capsize=2,
+                              fmt="--" if drawn else "-", label=name)  # fmt: skip
                 axis.plot(x[~few], y[~few], "o", color=colour, ms=4)
                 axis.plot(x[few], y[few], "o", mfc="white", color=colour, ms=4)
         if self.alpha is not None:

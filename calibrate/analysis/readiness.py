@@ -1108,7 +1108,9 @@ def assess_step(
         )  # fmt: skip
 
     agree = agreement_mod.agreement(cur, by=[])
-    by_week = agreement_mod.agreement(subs, by=["model", "week"])
+    # Weeks by where their labels come from: reviews of every verdict before the switch, audit
+    # draws after it (rates flagged where the draw's probabilities differ).
+    by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])
     by_model = agreement_mod.agreement(subs, by=["model"])
     appr = agreement_mod.approvers(cur) if len(labeled) else None
     bias = _automation_bias(cur, appr)
@@ -1693,7 +1695,8 @@ def approve_steps(con: Any) -> set[tuple[str, str]]:
 
 #: Columns :func:`assess_store` reads: of the checks, and of the answers (thresholds per question).
 REPORT_CHECK_COLUMNS = ("check_id", "process", "step", "verdict", "advisory", "model", "at",
-                        "truncated", "is_latest", "decided_by", "decided_at", "label", "conflict")  # fmt: skip
+                        "truncated", "is_latest", "decided_by", "decided_at", "label", "conflict",
+                        "audited", "inclusion_p")  # fmt: skip
 REPORT_ANSWER_COLUMNS = ("check_id", "process", "step", "model", "at", "label", "position",
                          "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
                          "in_process_file")  # fmt: skip

@@ -43,7 +43,8 @@ ByOption = Annotated[
         "--by",
         help=(
             "Comma list of group keys: process, version, step, question, model, approver, "
-            "week, day, month. Default: process,step,model (with --approvers: approver only)."
+            "week, day, month, labels (advisory review, audit draw, enforced not drawn). "
+            "Default: process,step,model (with --approvers: approver only)."
         ),
         show_default=False,
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -47,6 +48,16 @@ def simulate_command(
             help="From --shift-week, the share of bad work the evaluator takes for acceptable.",
         ),
     ] = 0.5,
+    start: Annotated[
+        datetime | None,
+        typer.Option(
+            "--start",
+            formats=["%Y-%m-%d"],
+            help="First day of the advisory window (UTC). Default 2026-08-03, so that the same "
+            "arguments give the same files on any day.",
+            show_default=False,
+        ),
+    ] = None,
     review: Annotated[
         Path | None,
         typer.Option(
@@ -91,5 +102,18 @@ def simulate_command(
     manifest = simulation.simulate(
         out, runs=runs, seed=seed, enforce_weeks=enforce_weeks, shift_week=shift_week,
         shift=shift if shift_week is not None else 0.0,
+        start=start.replace(tzinfo=UTC) if start is not None else None,
     )  # fmt: skip
+    end = datetime.fromisoformat(manifest["period"]["to"].replace("Z", "+00:00"))
+    if end > datetime.now(UTC):
+        # Checks dated after the store is read are flagged by every analysis (at_in_future).
+        weeks = -(-(end - datetime.now(UTC)).days // 7)
+        earlier = (simulation.START if start is None else start.replace(tzinfo=UTC)) - timedelta(
+            weeks=weeks
+        )
+        err.print(
+            f"warning: the simulated records run to {end:%Y-%m-%d}, after today; "
+            f"`--start {earlier:%Y-%m-%d}` ends them by today",
+            markup=False, soft_wrap=True,
+        )  # fmt: skip
     echo_json(manifest)

@@ -52,6 +52,8 @@ FORMATS = {"html": "report.html", "md": "report.md", "json": "report.json"}
 DECISION_WORDS = {"READY": "READY", "NOT_YET": "NOT YET", "NO": "NO"}
 #: The figures of a step, in the order they appear.
 FIGURES = ("reliability", "tradeoff", "weekly")
+#: A weekly rate over audit draws made at unequal probabilities is not the step's rate.
+UNEQUAL_DRAWS = "drawn at unequal rates: see Since the switch"
 #: Resolution of the embedded figures.
 DPI = 100
 
@@ -410,13 +412,19 @@ def _weekly_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
         return []
     rows = []
     for r in df.to_dict("records"):
+        unequal = bool(r.get("unequal_draws", False))
         rows.append(
             {
                 "week": "(no time)" if pd.isna(r["week"]) else str(r["week"]),
                 "model": str(r["model"]),
+                "labels": str(r.get("labels", "")),
                 "n": Md(str(int(r["n"]))),
-                "agree": rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
-                "false_pass": rate_text(r["pass_not_acceptable"], r["n_pass"]),
+                "agree": UNEQUAL_DRAWS
+                if unequal
+                else rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
+                "false_pass": UNEQUAL_DRAWS
+                if unequal
+                else rate_text(r["pass_not_acceptable"], r["n_pass"]),
             }
         )
     return rows

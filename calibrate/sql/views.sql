@@ -83,20 +83,18 @@ GROUP BY d.check_id, d.drawn_at;
 -- All decisions on one check folded into one label: a drawn check's is its audit label (above);
 -- every other check is labeled by its latest decision.
 CREATE OR REPLACE VIEW check_labels AS
-WITH latest_first AS (  -- undated decisions rank below dated ones; ties by decision id
-    SELECT dc.*, (coalesce(dc.decided_at, TIMESTAMPTZ '-infinity'), dc.decision_id) AS rank_at
+WITH latest AS (  -- one decision per check, whole: undated decisions rank below dated ones
+    SELECT
+        dc.check_id,
+        arg_max({'decision': dc.decision, 'decided_by': dc.decided_by, 'decided_at': dc.decided_at,
+                 'note': dc.note}, coalesce(dc.decided_at, TIMESTAMPTZ '-infinity')) AS d,
+        count(*) AS n_decisions,
+        count(DISTINCT dc.decision) > 1 AS conflict
     FROM decision_checks dc ANTI JOIN audit_labels a USING (check_id)
+    GROUP BY dc.check_id
 )
-SELECT
-    check_id,
-    arg_max(decision, rank_at) AS decision,
-    arg_max(decided_by, rank_at) AS decided_by,
-    arg_max(decided_at, rank_at) AS decided_at,
-    arg_max(note, rank_at) AS note,
-    count(*) AS n_decisions,
-    count(DISTINCT decision) > 1 AS conflict
-FROM latest_first
-GROUP BY check_id
+SELECT check_id, d.decision, d.decided_by, d.decided_at, d.note, n_decisions, conflict
+FROM latest
 UNION ALL
 SELECT check_id, decision, decided_by, decided_at, note, n_decisions, conflict
 FROM audit_labels
