@@ -43,7 +43,7 @@ ByOption = Annotated[
         "--by",
         help=(
             "Comma list of group keys: process, version, step, question, model, approver, "
-            "week, day, month, labels (advisory review, audit draw, enforced not drawn). "
+            "week, day, month, labels (advisory review, audit draw, advisory: false not drawn). "
             "Default: process,step,model (with --approvers: approver only)."
         ),
         show_default=False,

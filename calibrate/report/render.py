@@ -33,6 +33,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from calibrate.analysis.agreement import LABEL_SOURCES
 from calibrate.analysis.audit import SequentialAuditPlan
 from calibrate.analysis.displays import WeeklyDisplay  # noqa: F401 - re-exported
 from calibrate.analysis.rate import limit_pct
@@ -412,6 +413,8 @@ def _weekly_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
         return []
     rows = []
     for r in df.to_dict("records"):
+        if not r["n"] and r.get("labels", LABEL_SOURCES["review"]) != LABEL_SOURCES["review"]:
+            continue  # checks recorded with advisory: false that no person labeled
         unequal = bool(r.get("unequal_draws", False))
         rows.append(
             {
