@@ -23,9 +23,10 @@ pass level and the confidence threshold; choice: the pass names and the
 confidence threshold, whatever the other names do), so there it covers every
 configuration; for several questions it is the oracle's coarse grid, and a
 configuration off that grid is not covered. Only the false-pass side is
-raised: one question's pass region has a variant failing nothing or whose
-false fails are unchanged, so every configuration of ``S`` must violate by
-false passes.
+raised: every configuration of ``S`` must violate by false passes, which is
+sufficient (a yes/no or choice pass region has a variant failing nothing, so
+it is also needed there; counting configurations that violate by false fails
+could only lower the ceiling, e.g. for a rubric, whose lower levels fail).
 
 The families of ``Q`` (each raises ``q``, so a configuration already above
 ``alpha`` stays above):
