@@ -347,10 +347,8 @@ def test_single_question_certified_and_consistent():
     codes = decide(q, data.answer[0])
     assert by_side.loc["pass", "n_pass"] == (codes == PASS).sum()
     assert by_side.loc["pass", "false_pass"] == ((codes == PASS) & ~data.acceptable).sum()
-    if q.fail_p is not None:
-        assert by_side.loc["fail", "n_fail"] == (codes == FAIL).sum()
-    else:  # the fail walk went past the pass threshold: below pass fails, a stricter fail set
-        assert by_side.loc["fail", "n_fail"] >= (codes == FAIL).sum()
+    # The fail set is the chosen fail candidate's, never a stricter one the walk did not test.
+    assert by_side.loc["fail", "n_fail"] == (codes == FAIL).sum()
     # Each path's weights add up to its share of delta (Bonferroni between the two paths), and
     # every certified candidate was rejected at the level the fallback walk gave it.
     shares = {"pass": th.PASS_SHARE * DELTA, "fail": (1 - th.PASS_SHARE) * DELTA}
@@ -386,6 +384,47 @@ def test_never_failing_suggestion_when_fails_cannot_be_certified():
     assert res.certified["false_fail_upper"] == 0.0
     assert not th.can_fail(res.suggested)
     assert any("never fails" in note for note in res.notes)
+
+
+def test_fail_set_below_the_pass_threshold_is_one_the_fail_walk_certified():
+    # Acceptable work spread among the lowest answers (45%), a block of bad answers above them,
+    # good answers at the top. The fail walk certifies only sets reaching past the bad block
+    # (their rate is diluted to 22%), while the pass walk certifies a pass threshold inside the
+    # low block. Failing everything below that pass threshold would fail a set 45% acceptable:
+    # until 2026-12 the search suggested just that ("fail" above "pass") with false fails <= 30%.
+    rng = np.random.default_rng(1)
+    p = np.r_[rng.uniform(0.0, 0.1, 400), rng.uniform(0.2, 0.3, 400), rng.uniform(0.9, 1.0, 2000)]
+    ok = np.r_[rng.permutation(np.arange(400) < 180), np.zeros(400, bool), np.ones(2000, bool)]
+    data = step_data_of([YES_NO], [p], [np.full(p.size, np.nan)], ok)
+    res = th.find_thresholds(data, alpha=0.2, delta=DELTA, beta=0.3)
+    assert res.status == "ok"
+    (q,) = res.suggested
+    fails = decide(q, p) == FAIL
+    rows = res.candidates[res.candidates["side"] == "fail"]
+    certified = rows.loc[rows["certified"], "thresholds"].str.removeprefix("fail ").astype(float)
+    assert len(certified) and certified.min() > q.pass_p  # every certified fail set reaches past
+    assert not fails.any() and q.fail_p == 0.0  # the pass threshold, so the check never fails
+    assert res.certified["false_fail_upper"] == 0.0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_yes_no_fail_set_is_the_chosen_certified_candidate(seed):
+    rng = np.random.default_rng(seed)
+    model = YesNoModel(pi=rng.uniform(0.5, 0.9))
+    data = yes_no_data(model, int(rng.integers(150, 2500)), rng)
+    for alpha in (0.05, 0.1, 0.2):
+        res = th.find_thresholds(data, alpha=alpha, delta=DELTA, beta=0.3)
+        if res.status != "ok":
+            continue
+        (q,) = res.suggested
+        n_fail = int((decide(q, data.answer[0]) == FAIL).sum())
+        rows = res.candidates[res.candidates["side"] == "fail"]
+        chosen = rows[rows["chosen"]]
+        if n_fail:
+            assert len(chosen) == 1 and chosen["certified"].all()
+            assert int(chosen["n_fail"].iloc[0]) == n_fail
+        else:
+            assert q.fail_p == 0.0 or q.pass_p == 0.0
 
 
 def test_too_little_data_is_insufficient():

@@ -301,6 +301,41 @@ def loosened(path: Path, i: int) -> float:
     return float(min(max(out if out is not None else t, 0.0), 1.0))
 
 
+def fail_within(path: Path, certified: np.ndarray, pass_p: float) -> int | None:
+    """The certified fail candidate to pair with pass threshold ``pass_p``: the most fails, at or below it.
+
+    A yes/no check fails ``p < min(fail, pass)``: with a fail threshold above
+    the pass threshold it fails everything below the pass threshold, a set
+    the fail walk need not have tested (its rate can exceed ``beta`` while a
+    larger, certified set's does not). So only candidates whose written
+    threshold (:func:`loosened`) is at most ``pass_p`` qualify; among them
+    the loosest, which fails the most. ``None`` when none does: the check
+    then never fails. Every certified candidate holds at once, so the choice
+    may read the pass walk's outcome.
+
+    Parameters
+    ----------
+    path : Path
+        The fail path (thresholds ascending).
+    certified : numpy.ndarray of bool
+        Which of its candidates the fail walk certified.
+    pass_p : float
+        The suggested pass threshold.
+
+    Returns
+    -------
+    int or None
+        Index of the fail candidate, or ``None``.
+    """
+    idx = np.flatnonzero(np.asarray(certified, bool) & (np.asarray(path.thresholds) <= pass_p))
+    # Fails grow along the path, so the loosest qualifying candidate fails the most; a grid point
+    # at or below pass_p can loosen past it (up to the next observed score): step back from those.
+    for i in idx[::-1]:
+        if loosened(path, int(i)) <= pass_p:
+            return int(i)
+    return None
+
+
 def loosest_pass(t: float, below: float) -> float:
     """The shortest decimal in ``(below, t]``, as low as it goes: a ``score >= t`` rule, loosened.
 

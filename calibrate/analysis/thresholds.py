@@ -93,7 +93,7 @@ from scipy import stats
 from calibrate.analysis import fixed_paths
 from calibrate.analysis import needed as needed_mod
 from calibrate.analysis.learned_path import joint_path
-from calibrate.analysis.paths import Path, loosened, preferred, yes_no_paths
+from calibrate.analysis.paths import Path, fail_within, loosened, preferred, yes_no_paths
 from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.step_data import (  # re-exported: the search's public vocabulary
     SEARCH_ANSWER_COLUMNS,
@@ -453,19 +453,24 @@ def find_thresholds(
             n_search, n_cert = pass_path.n_search, pass_path.n_total
         i_pass, f_pass = pass_path.run(alpha=alpha, beta=beta)
         frames.append(f_pass)
-        i_fail = None
+        f_fail = None
         if beta < 1.0:
-            i_fail, f_fail = fail_path.run(alpha=alpha, beta=beta)
+            _, f_fail = fail_path.run(alpha=alpha, beta=beta)
             frames.append(f_fail)
         if i_pass is not None:
             a = loosened(pass_path, i_pass)
-            if beta >= 1.0:
+            if beta >= 1.0 or f_fail is None:
                 fail = None  # false fails are not controlled: everything below pass fails
-            elif i_fail is None:
-                fail = 0.0  # no fail threshold is certified: never fail, ask a person
             else:
-                b = loosened(fail_path, i_fail)
-                fail = None if b >= a else b
+                # The check fails p < min(fail, pass): the fail set must be a certified one, so
+                # the fail threshold is the certified one failing the most at or below the pass.
+                i_fail = fail_within(fail_path, f_fail["certified"].to_numpy(), a)
+                f_fail["chosen"] = f_fail["position"] == (-1 if i_fail is None else i_fail)
+                if i_fail is None:
+                    fail = 0.0  # no fail threshold is certified there: never fail, ask a person
+                else:
+                    b = loosened(fail_path, i_fail)
+                    fail = None if b >= a else b
             suggested = [replace(data.questions[0], pass_p=a, fail_p=fail)]
     elif data.n and fixed:
         # One rubric or choice question: paths known before the labels, every label certifies.
