@@ -658,21 +658,26 @@ def _best_bounds(candidates: pd.DataFrame) -> dict[str, float | None]:
     out: dict[str, float | None] = {"false_pass_upper": None, "false_fail_upper": None}
     if candidates.empty:
         return out
-    joint = candidates[(candidates["side"] == "joint") & (candidates["n_pass"] > 0)]
-    if (candidates["side"] == "joint").any():
-        if not joint.empty:
-            worse = np.maximum(joint["false_pass_upper"], joint["false_fail_upper"]).to_numpy()
-            row = joint.iloc[int(np.argmin(worse))]
-            out = {"false_pass_upper": float(row["false_pass_upper"]),
-                   "false_fail_upper": float(row["false_fail_upper"])}  # fmt: skip
+    # Column arrays, not filtered frames: a mask over every column of 10k rows costs milliseconds.
+    side = candidates["side"].to_numpy()
+    col = {c: candidates[c].to_numpy() for c in ("n_pass", "n_fail")}
+    upper = {c: candidates[c].to_numpy(float) for c in ("false_pass_upper", "false_fail_upper")}
+    joint = side == "joint"
+    if joint.any():
+        rows = np.flatnonzero(joint & (col["n_pass"] > 0))
+        if rows.size:
+            worse = np.maximum(upper["false_pass_upper"][rows], upper["false_fail_upper"][rows])
+            i = rows[int(np.argmin(worse))]
+            out = {"false_pass_upper": float(upper["false_pass_upper"][i]),
+                   "false_fail_upper": float(upper["false_fail_upper"][i])}  # fmt: skip
         return out
-    for side, n_col, col in (
+    for name, n_col, c in (
         ("pass", "n_pass", "false_pass_upper"),
         ("fail", "n_fail", "false_fail_upper"),
     ):
-        rows = candidates[(candidates["side"] == side) & (candidates[n_col] > 0)]
-        if not rows.empty:
-            out[col] = float(rows[col].min())
+        values = upper[c][(side == name) & (col[n_col] > 0)]
+        if values.size:
+            out[c] = float(pd.Series(values).min())  # NaN skipped, as a frame's min does
     return out
 
 
