@@ -517,10 +517,14 @@ def find_thresholds(
     candidates = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if suggested is not None:
         status = "ok"
-        chosen_rows = candidates[candidates["chosen"]] if "chosen" in candidates else candidates
+        # One column, not the chosen rows of every column (a take of each text column).
+        n_fail = candidates["n_fail"].to_numpy()
+        chosen_n_fail = (
+            n_fail[candidates["chosen"].to_numpy(bool)] if "chosen" in candidates else n_fail
+        )
         # Never fails by its rule, and failed nothing on the labels (an answer outside a choice's
         # declared names fails under check-1 whatever the lists say).
-        fail_never = not can_fail(suggested) and not (chosen_rows["n_fail"] > 0).any()
+        fail_never = not can_fail(suggested) and not (chosen_n_fail > 0).any()
         certified = {
             "false_pass_upper": alpha,
             "false_fail_upper": 0.0 if fail_never else (1.0 if beta >= 1.0 else beta),
