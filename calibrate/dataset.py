@@ -7,7 +7,8 @@ functions receive plain DataFrames and never touch SQL or files.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -184,6 +185,27 @@ def answers(
         where += " AND label IS NOT NULL"
     sql = f'SELECT * FROM {filters.source("labeled_answers")} WHERE {where} ORDER BY "at", check_id, position'  # noqa: S608
     return con.execute(sql, params).df()
+
+
+@contextmanager
+def labels_snapshot(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Within the block, every view reads one snapshot of ``check_labels`` on ``con``.
+
+    ``check_labels`` (each decision matched to its check, then folded per
+    check) is the costly part of the ``labeled`` views: at a million runs it
+    takes 1.6 CPU s each time a query reads them, which a report does about
+    ten times. The snapshot is a temporary table of the same name, which
+    DuckDB's search path puts before the store's view, so the views' own text
+    is unchanged. Use it only on a connection nothing writes to meanwhile (a
+    command's read-only one): the snapshot would not see a new decision.
+    """
+    db = con.execute("SELECT current_database()").fetchone()[0]
+    name = '"' + str(db).replace('"', '""') + '".main.check_labels'
+    con.execute(f"CREATE TEMP TABLE check_labels AS SELECT * FROM {name}")  # noqa: S608 - quoted
+    try:
+        yield
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.main.check_labels")
 
 
 def left_out_count(con: duckdb.DuckDBPyConnection, filters: Filters | None = None) -> int:

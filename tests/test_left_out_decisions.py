@@ -125,3 +125,40 @@ def test_the_search_says_when_enforced_labels_are_a_selected_sample(enforced_db)
     notes = " ".join(n for r in with_esc.steps for n in r.notes)
     assert "were not drawn by an audit" in notes and "not a random one" in notes
     assert "not drawn by an audit" not in " ".join(n for r in default.steps for n in r.notes)
+
+
+def test_a_labels_snapshot_reads_as_the_views_do(enforced_db):
+    """The report's snapshot of check_labels (dataset.labels_snapshot) changes no figure."""
+    from datetime import UTC, datetime
+
+    from calibrate.analysis.readiness import assess_store
+    from calibrate.dataset import labels_snapshot
+
+    now = datetime(2027, 1, 1, tzinfo=UTC)
+    con = connect(enforced_db, read_only=True)
+    try:
+        live = assess_store(con, n_boot=20, now=now).to_dict()
+        n_live = left_out_count(con, Filters())
+        with labels_snapshot(con):
+            tables = con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE temporary"
+            ).fetchall()
+            assert ("check_labels",) in tables
+            pinned = assess_store(con, n_boot=20, now=now).to_dict()
+            n_pinned = left_out_count(con, Filters())
+            # The views read the snapshot, not the store's view: a change to it shows through.
+            one = con.execute("SELECT check_id FROM labeled WHERE label LIMIT 1").fetchone()[0]
+            con.execute(
+                "UPDATE temp.main.check_labels SET decision = 'rejected' WHERE check_id = ?", [one]
+            )
+            assert not con.execute(
+                "SELECT label FROM labeled WHERE check_id = ?", [one]
+            ).fetchone()[0]
+        gone = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0]
+    finally:
+        con.close()
+    assert n_live > 0 and n_pinned == n_live
+    assert json.dumps(pinned, sort_keys=True, default=str) == json.dumps(
+        live, sort_keys=True, default=str
+    )
+    assert gone == 0  # the views read the store again after the block

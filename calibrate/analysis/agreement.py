@@ -201,6 +201,23 @@ def _key_frame(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index)
 
 
+def _text_values(col: pd.Series) -> np.ndarray:
+    """``col`` as text in an object array, ``""`` where missing.
+
+    A categorical column is mapped through its few categories: writing a
+    million rows out as strings first cost a second per report at a million runs.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = col.cat.categories.astype("string").to_numpy(dtype=object)
+        codes = col.cat.codes.to_numpy()
+        return (
+            np.where(codes >= 0, cats[np.maximum(codes, 0)], "")
+            if cats.size
+            else np.full(codes.size, "", dtype=object)
+        )
+    return col.astype("string").fillna("").to_numpy(dtype=object)
+
+
 def _expand_question(keys: list[str]) -> list[str]:
     # A question is identified by its process, step and text (check-1 §2), so
     # grouping by question alone would merge same-worded questions of two steps.
@@ -369,17 +386,17 @@ def agreement(
         if answers is None:
             raise ValueError("grouping by question needs the answers DataFrame (answers=...)")
         data = answers[answers["result"].notna()]
-        verdict = data["result"].astype("string")
+        verdict = data["result"]
     else:
         data = submissions
-        verdict = data["verdict"].astype("string")
+        verdict = data["verdict"]
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
     label = data["label"].astype("boolean")
     labeled = label.notna().to_numpy()
     acc = label.fillna(False).to_numpy(dtype=bool)
-    v = verdict.fillna("").to_numpy(dtype=object)
+    v = _text_values(verdict)
     ind = {"n_checks": np.ones(len(data), dtype=np.int64), "n": labeled.astype(np.int64)}
     for name in VERDICTS:
         is_v = v == name

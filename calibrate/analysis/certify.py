@@ -7,7 +7,7 @@ The chain, in the order the search uses it:
 
 1. :func:`stratified_split` splits the labeled submissions into a search part
    and a certification part (only when the path must be learned).
-2. :func:`score_path` sorts one score and returns cumulative counts at every
+2. :func:`score_path` sorts one score (errors and others apart) and counts at every
    distinct threshold (``O(n log n)``).
 3. :func:`binomial_pvalues` gives the exact p-value of ``H0: rate > limit``
    for each candidate; :func:`first_testable` finds where a test can succeed
@@ -83,7 +83,22 @@ def binomial_pvalues(errors: Any, n: Any, *, limit: float) -> np.ndarray:
     errors are ``Binomial(n, rate)`` when submissions are exchangeable, so the
     p-value is exact, not asymptotic.
     """
-    return binomial_tail_pvalue(errors, n, alpha=limit)
+    k, m = np.asarray(errors), np.asarray(n)
+    if k.ndim != 1 or k.shape != m.shape:
+        return binomial_tail_pvalue(k, m, alpha=limit)
+    # Along a path neighbouring candidates mostly share their counts: one cdf per run of them.
+    first, inverse = _runs(k, m)
+    return binomial_tail_pvalue(k[first], m[first], alpha=limit)[inverse]
+
+
+def _runs(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of equal consecutive rows starts, and each row's run (1-d columns)."""
+    change = np.zeros(columns[0].size, bool)
+    change[:1] = True
+    for c in columns:
+        change[1:] |= c[1:] != c[:-1]
+    first = np.flatnonzero(change)
+    return first, np.cumsum(change) - 1
 
 
 def fixed_sequence(pvalues: Any, *, delta: float, testable: Any = None) -> int | None:
@@ -361,6 +376,14 @@ def exact_test_power(m: Any, rate: Any, *, limit: float, level: float) -> np.nda
     """
     m = np.floor(np.asarray(m, dtype=float))
     rate = np.clip(np.asarray(rate, dtype=float), 0.0, 1.0)
+    if m.ndim == 1 and m.shape == rate.shape:
+        # The binomial quantile is the costly part (an iterative inverse): once per run of equal rows.
+        first, inverse = _runs(m, rate)
+        return _exact_test_power(m[first], rate[first], limit, level)[inverse]
+    return _exact_test_power(m, rate, limit, level)
+
+
+def _exact_test_power(m: np.ndarray, rate: np.ndarray, limit: float, level: float) -> np.ndarray:
     most = stats.binom.ppf(level, m, limit)  # smallest count whose cdf reaches the level
     most = np.where(stats.binom.cdf(most, m, limit) <= level, most, most - 1)
     return np.where(m > 0, stats.binom.cdf(most, m, rate), 1.0)
@@ -395,8 +418,13 @@ def learned_start(n_cert: Any, n_search: Any, errors_search: Any, *, limit: floa
     n_cert = np.asarray(n_cert, dtype=float)
     n_s = np.asarray(n_search, dtype=float)
     k_s = np.asarray(errors_search, dtype=float)
+    # Candidates on a grid share their counts in runs: each quantile once per run (same values).
+    cols = np.broadcast_arrays(n_cert, n_s, k_s)
+    first, inverse = _runs(*(np.ravel(c) for c in cols))
+    n_c, n_s, k_s = (np.ravel(c)[first] for c in cols)
     rate = stats.beta.ppf(START_RATE_QUANTILE, k_s + 1, np.maximum(n_s - k_s, 0) + 1)
-    value = n_cert * exact_test_power(n_cert, rate, limit=limit, level=level)
+    value = (n_c * exact_test_power(n_c, rate, limit=limit, level=level))[inverse]
+    value = value.reshape(cols[0].shape)
     if not np.any(value > 0):
         return None
     return float(np.maximum.accumulate(n_cert)[int(np.argmax(value))])
@@ -448,13 +476,63 @@ class ScorePath:
     above: np.ndarray
 
 
+def sorted_parts(score: Any, error: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The decided (non-``nan``) scores of the errors and of the others, each sorted.
+
+    What every grid path on these submissions counts from (:func:`path_from_parts`):
+    one sort of each class, with no permutation to carry along.
+    """
+    s = np.asarray(score, dtype=float)
+    e = np.asarray(error, dtype=bool)
+    keep = ~np.isnan(s)
+    return np.sort(s[keep & e]), np.sort(s[keep & ~e])
+
+
+def path_from_parts(parts: Any, *, descending: bool, grid: Any = None) -> ScorePath:
+    """:func:`score_path` of the union of disjoint parts, each given by :func:`sorted_parts`.
+
+    The counts at a threshold are the parts' counts added, its neighbours
+    the nearest of the parts' neighbours, so a path on every label costs
+    no sort once its parts (a split's search and certification parts) are
+    sorted.
+    """
+    if grid is None:
+        grid = np.linspace(0.0, 1.0, GRID_SIZE)
+    t = np.sort(np.asarray(grid, dtype=float))
+    t = t[::-1] if descending else t
+    below = np.full(t.size, -np.inf)
+    above = np.full(t.size, np.inf)
+    k_all = np.zeros(t.size, np.int64)  # scores below t
+    k_err = np.zeros(t.size, np.int64)  # errors below t
+    n_all = n_err = 0
+    for errors, others in parts:
+        for a, is_error in ((errors, True), (others, False)):
+            k = np.searchsorted(a, t, side="left")
+            k_all += k
+            n_all += a.size
+            if is_error:
+                k_err += k
+                n_err += a.size
+            if a.size:
+                below = np.maximum(below, np.where(k > 0, a[np.maximum(k - 1, 0)], -np.inf))
+                above = np.minimum(
+                    above, np.where(k < a.size, a[np.minimum(k, a.size - 1)], np.inf)
+                )
+    if descending:
+        n, errors_at = n_all - k_all, n_err - k_err
+    else:
+        n, errors_at = k_all, k_err
+    return ScorePath(t, n.astype(int), errors_at.astype(int), below, above)
+
+
 def score_path(score: Any, error: Any, *, descending: bool, grid: Any = None) -> ScorePath:
     """Count decisions and errors of one score at every threshold of a fixed grid.
 
     ``descending=True`` is a pass rule (``score >= t`` decides; the path runs
     from 1 down to 0), ``descending=False`` a fail rule (``score < t``; from 0
-    up to 1). ``nan`` scores are never decided. One sort, cumulative sums and
-    a binary search per grid point: ``O(n log n + G log n)``, not ``O(n G)``.
+    up to 1). ``nan`` scores are never decided. The errors and the others are
+    sorted apart and each grid point is a binary search in both:
+    ``O(n log n + G log n)``, not ``O(n G)``.
 
     Examples
     --------
@@ -462,31 +540,7 @@ def score_path(score: Any, error: Any, *, descending: bool, grid: Any = None) ->
     >>> path.n.tolist(), path.errors.tolist(), path.below.tolist()
     ([0, 2, 4], [0, 0, 2], [0.9, 0.5, -inf])
     """
-    s = np.asarray(score, dtype=float)
-    e = np.asarray(error, dtype=bool)
-    keep = ~np.isnan(s)
-    s, e = s[keep], e[keep]
-    if grid is None:
-        grid = np.linspace(0.0, 1.0, GRID_SIZE)
-    t = np.sort(np.asarray(grid, dtype=float))
-    t = t[::-1] if descending else t
-    order = np.argsort(s, kind="stable")
-    s, e = s[order], e[order]
-    cum = np.r_[0, np.cumsum(e)]
-    k = np.searchsorted(s, t, side="left")  # how many scores are below t
-    if descending:
-        n, errors = s.size - k, cum[-1] - cum[k]
-    else:
-        n, errors = k, cum[k]
-    below = (
-        np.where(k > 0, s[np.maximum(k - 1, 0)], -np.inf) if s.size else np.full(t.size, -np.inf)
-    )
-    above = (
-        np.where(k < s.size, s[np.minimum(k, s.size - 1)], np.inf)
-        if s.size
-        else np.full(t.size, np.inf)
-    )
-    return ScorePath(t, n.astype(int), errors.astype(int), below, above)
+    return path_from_parts([sorted_parts(score, error)], descending=descending, grid=grid)
 
 
 def nice_threshold(
@@ -563,8 +617,10 @@ def stratified_split(
         rng.shuffle(idx)
         search.append(idx[: int(round(search_fraction * idx.size))])
     s = np.sort(np.concatenate(search))
-    c = np.setdiff1d(np.arange(y.size), s)
-    return s, c
+    # The complement by a mask: setdiff1d hashes both sides (a third of a 100k-label search).
+    rest = np.ones(y.size, bool)
+    rest[s] = False
+    return s, np.flatnonzero(rest)
 
 
 def upper_bound(errors: Any, n: Any, *, delta: float) -> np.ndarray:

@@ -230,25 +230,32 @@ def yes_no_paths(
     """
     # An answer forced unsure (an error verdict, an incomplete answer) is never decided.
     p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
-    if "score_paths" not in data.cache:  # the grid paths do not depend on alpha, beta or delta
-        data.cache["score_paths"] = (
-            certify.score_path(p, ~data.acceptable, descending=True),
-            certify.score_path(p, data.acceptable, descending=False),
-        )
-    up, down = data.cache["score_paths"]
-    fail_path = _one_score_path(down, "fail", delta_fail, data.n)
-    if alpha is None or data.n < LEARNED_START_FROM:
-        return _one_score_path(up, "pass", delta_pass, data.n), fail_path
+    bad = ~data.acceptable
+    split = alpha is not None and data.n >= LEARNED_START_FROM
     key = ("learned_start_paths", seed)
-    if key not in data.cache:  # the split and its counts do not depend on alpha or delta
+    if split and key not in data.cache:  # the split and its counts do not depend on alpha or delta
         search, cert = certify.stratified_split(
             data.acceptable, search_fraction=LEARNED_START_SHARE, seed=seed
         )
+        # Each part's classes sorted once: the parts' paths and, added up, every label's.
+        parts = [certify.sorted_parts(p[i], bad[i]) for i in (search, cert)]
         data.cache[key] = (
             search.size,
-            certify.score_path(p[search], ~data.acceptable[search], descending=True),
-            certify.score_path(p[cert], ~data.acceptable[cert], descending=True),
+            certify.path_from_parts(parts[:1], descending=True),
+            certify.path_from_parts(parts[1:], descending=True),
         )
+        data.cache.setdefault("sorted_parts", parts)
+    if "score_paths" not in data.cache:  # the grid paths do not depend on alpha, beta or delta
+        parts = data.cache.get("sorted_parts") or [certify.sorted_parts(p, bad)]
+        swapped = [(good, errors) for errors, good in parts]  # a fail's error is an acceptable one
+        data.cache["score_paths"] = (
+            certify.path_from_parts(parts, descending=True),
+            certify.path_from_parts(swapped, descending=False),
+        )
+    up, down = data.cache["score_paths"]
+    fail_path = _one_score_path(down, "fail", delta_fail, data.n)
+    if not split:
+        return _one_score_path(up, "pass", delta_pass, data.n), fail_path
     n_search, on_search, on_cert = data.cache[key]
     path = _one_score_path(on_cert, "pass", delta_pass, data.n - n_search)
     path.n_search = n_search
@@ -272,7 +279,7 @@ def _one_score_path(sp: certify.ScorePath, side: str, delta: float, n_total: int
         n_fail=counts[2],
         false_fail=counts[3],
         never_fails=np.full(k, side == "pass"),
-        describe=[f"{side} {x:.4f}" for x in sp.threshold],
+        describe=[f"{side} {x:.4f}" for x in sp.threshold.tolist()],  # floats format faster
         delta=delta,
         thresholds=sp.threshold,
         below=sp.below,

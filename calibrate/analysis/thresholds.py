@@ -522,10 +522,14 @@ def find_thresholds(
     candidates = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if suggested is not None:
         status = "ok"
-        chosen_rows = candidates[candidates["chosen"]] if "chosen" in candidates else candidates
+        # One column, not the chosen rows of every column (a take of each text column).
+        n_fail = candidates["n_fail"].to_numpy()
+        chosen_n_fail = (
+            n_fail[candidates["chosen"].to_numpy(bool)] if "chosen" in candidates else n_fail
+        )
         # Never fails by its rule, and failed nothing on the labels (an answer outside a choice's
         # declared names fails under check-1 whatever the lists say).
-        fail_never = not can_fail(suggested) and not (chosen_rows["n_fail"] > 0).any()
+        fail_never = not can_fail(suggested) and not (chosen_n_fail > 0).any()
         certified = {
             "false_pass_upper": alpha,
             "false_fail_upper": 0.0 if fail_never else (1.0 if beta >= 1.0 else beta),
@@ -663,21 +667,26 @@ def _best_bounds(candidates: pd.DataFrame) -> dict[str, float | None]:
     out: dict[str, float | None] = {"false_pass_upper": None, "false_fail_upper": None}
     if candidates.empty:
         return out
-    joint = candidates[(candidates["side"] == "joint") & (candidates["n_pass"] > 0)]
-    if (candidates["side"] == "joint").any():
-        if not joint.empty:
-            worse = np.maximum(joint["false_pass_upper"], joint["false_fail_upper"]).to_numpy()
-            row = joint.iloc[int(np.argmin(worse))]
-            out = {"false_pass_upper": float(row["false_pass_upper"]),
-                   "false_fail_upper": float(row["false_fail_upper"])}  # fmt: skip
+    # Column arrays, not filtered frames: a mask over every column of 10k rows costs milliseconds.
+    side = candidates["side"].to_numpy()
+    col = {c: candidates[c].to_numpy() for c in ("n_pass", "n_fail")}
+    upper = {c: candidates[c].to_numpy(float) for c in ("false_pass_upper", "false_fail_upper")}
+    joint = side == "joint"
+    if joint.any():
+        rows = np.flatnonzero(joint & (col["n_pass"] > 0))
+        if rows.size:
+            worse = np.maximum(upper["false_pass_upper"][rows], upper["false_fail_upper"][rows])
+            i = rows[int(np.argmin(worse))]
+            out = {"false_pass_upper": float(upper["false_pass_upper"][i]),
+                   "false_fail_upper": float(upper["false_fail_upper"][i])}  # fmt: skip
         return out
-    for side, n_col, col in (
+    for name, n_col, c in (
         ("pass", "n_pass", "false_pass_upper"),
         ("fail", "n_fail", "false_fail_upper"),
     ):
-        rows = candidates[(candidates["side"] == side) & (candidates[n_col] > 0)]
-        if not rows.empty:
-            out[col] = float(rows[col].min())
+        values = upper[c][(side == name) & (col[n_col] > 0)]
+        if values.size:
+            out[c] = float(pd.Series(values).min())  # NaN skipped, as a frame's min does
     return out
 
 

@@ -96,6 +96,7 @@ def report_command(
     with_escalations: EscalationsOption = False,
 ) -> None:
     """Decide per checked step whether advisory can be dropped: READY, NOT YET or NO, with the evidence."""
+    from calibrate.dataset import labels_snapshot
     from calibrate.report.render import parse_formats, report_json, summary_lines, write_report
 
     fmt, write = _stdout_format(fmt, write)
@@ -114,9 +115,11 @@ def report_command(
     con = connect(path, read_only=True)
     try:
         require_match(con, filters)
-        note_left_out(con, filters)
-        err.print(f"assessing the checked steps in {path} …", markup=False)
-        report = readiness.assess_store(con, filters, options=options, store=str(path))
+        # The report reads the labeled views some ten times; read-only, so one snapshot serves.
+        with labels_snapshot(con):
+            note_left_out(con, filters)
+            err.print(f"assessing the checked steps in {path} …", markup=False)
+            report = readiness.assess_store(con, filters, options=options, store=str(path))
     finally:
         con.close()
     if not report.steps:
