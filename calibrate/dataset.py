@@ -194,18 +194,27 @@ def labels_snapshot(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     ``check_labels`` (each decision matched to its check, then folded per
     check) is the costly part of the ``labeled`` views: at a million runs it
     takes 1.6 CPU s each time a query reads them, which a report does about
-    ten times. The snapshot is a temporary table of the same name, which
-    DuckDB's search path puts before the store's view, so the views' own text
-    is unchanged. Use it only on a connection nothing writes to meanwhile (a
+    ten times. The snapshot is a temporary table behind a temporary view of
+    the same name, which DuckDB's search path puts before the store's view,
+    so the other views' text is unchanged. Use it only on a connection nothing writes to meanwhile (a
     command's read-only one): the snapshot would not see a new decision.
     """
-    db = con.execute("SELECT current_database()").fetchone()[0]
-    name = '"' + str(db).replace('"', '""') + '".main.check_labels'
-    con.execute(f"CREATE TEMP TABLE check_labels AS SELECT * FROM {name}")  # noqa: S608 - quoted
+    # A read-only connection holds today's views as temporary ones (calibrate.store): the
+    # snapshot is taken from them and stands in for check_labels until the block ends.
+    row = con.execute(
+        "SELECT sql FROM duckdb_views() WHERE temporary AND view_name = 'check_labels'"
+    ).fetchone()
+    con.execute("CREATE TEMP TABLE check_labels_snapshot AS SELECT * FROM check_labels")
+    if row is not None:
+        con.execute("DROP VIEW temp.main.check_labels")
+    con.execute("CREATE TEMP VIEW check_labels AS SELECT * FROM temp.main.check_labels_snapshot")
     try:
         yield
     finally:
-        con.execute("DROP TABLE IF EXISTS temp.main.check_labels")
+        con.execute("DROP VIEW IF EXISTS temp.main.check_labels")
+        con.execute("DROP TABLE IF EXISTS temp.main.check_labels_snapshot")
+        if row is not None:
+            con.execute(row[0])
 
 
 def left_out_count(con: duckdb.DuckDBPyConnection, filters: Filters | None = None) -> int:

@@ -143,18 +143,23 @@ def test_a_labels_snapshot_reads_as_the_views_do(enforced_db):
             tables = con.execute(
                 "SELECT table_name FROM duckdb_tables() WHERE temporary"
             ).fetchall()
-            assert ("check_labels",) in tables
+            assert ("check_labels_snapshot",) in tables
             pinned = assess_store(con, n_boot=20, now=now).to_dict()
             n_pinned = left_out_count(con, Filters())
             # The views read the snapshot, not the store's view: a change to it shows through.
             one = con.execute("SELECT check_id FROM labeled WHERE label LIMIT 1").fetchone()[0]
             con.execute(
-                "UPDATE temp.main.check_labels SET decision = 'rejected' WHERE check_id = ?", [one]
+                "UPDATE temp.main.check_labels_snapshot SET decision = 'rejected' WHERE check_id = ?",
+                [one],
             )
             assert not con.execute(
                 "SELECT label FROM labeled WHERE check_id = ?", [one]
             ).fetchone()[0]
         gone = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0]
+        restored = con.execute(
+            "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = 'check_labels'"
+        ).fetchone()[0]
+        assert restored == 1 and con.execute("SELECT count(*) FROM check_labels").fetchone()[0]
     finally:
         con.close()
     assert n_live > 0 and n_pinned == n_live
@@ -162,3 +167,4 @@ def test_a_labels_snapshot_reads_as_the_views_do(enforced_db):
         live, sort_keys=True, default=str
     )
     assert gone == 0  # the views read the store again after the block
+    # ... today's views: the temporary check_labels view of a read-only connection is back.
