@@ -22,7 +22,7 @@ FLAG_DESCRIPTIONS = {
     "at_in_future": "a check's time is after the moment the store was read",
     "at_missing": "a check has no time",
     "decision_without_check": "a decision names a submission with no recorded check",
-    "conflicting_decisions": "a check has two different decisions (the latest is used)",
+    "conflicting_decisions": "a check has two different decisions (the latest is used; a drawn check: the first after its draw)",
 }
 
 #: Each SQL flag as the flagged rows: the submission (run, step, attempt) and what is off.

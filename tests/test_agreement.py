@@ -621,19 +621,36 @@ def test_a_small_sample_kappa_interval_is_noted_as_approximate(n, noted):
 
 
 def test_audit_draws_at_unequal_rates_are_flagged_not_silently_pooled():
-    subs = pd.DataFrame({
+    base = {
         "process": "p", "step": "s", "model": "m", "at": pd.Timestamp("2026-10-06", tz="UTC"),
-        "verdict": ["pass"] * 6, "label": [True, True, False, True, True, True],
-        "conflict": False, "decided_by": "ann",
+        "conflict": False, "decided_by": "ann", "advisory": False,
+    }  # fmt: skip
+    # By band: passes drawn at three probabilities.
+    subs = pd.DataFrame({
+        **base, "verdict": ["pass"] * 6, "label": [True, True, False, True, True, True],
         "audited": [True] * 6, "inclusion_p": [0.1, 0.1, 0.2, 0.2, 0.05, 0.05],
-        "advisory": False,
     })  # fmt: skip
     row = agreement(subs, by=["labels"]).iloc[0]
-    assert row["labels"] == "audit draw" and bool(row["unequal_draws"])
+    assert row["labels"] == "audit draw" and bool(row["unequal_draws_pass"])
     assert "unequal rates" in row["note"]
     same = agreement(subs.assign(inclusion_p=0.1), by=["labels"]).iloc[0]
     assert not bool(same["unequal_draws"]) and "unequal" not in same["note"]
+    # The design, not the sample: an undrawn far-band pass at another probability counts.
+    undrawn = pd.DataFrame({**base, "verdict": ["pass"], "label": [pd.NA], "audited": [False],
+                            "inclusion_p": [0.4]})  # fmt: skip
+    mixed = agreement(pd.concat([subs.assign(inclusion_p=0.1), undrawn]), by=["labels"])
+    assert bool(mixed.set_index("labels").loc["audit draw", "unequal_draws_pass"])
+    # A pass-only uniform draw: the false-pass rate holds, agreement does not (fails had 0).
+    fails = pd.DataFrame({**base, "verdict": ["fail"] * 3, "label": [pd.NA] * 3,
+                          "audited": [False] * 3, "inclusion_p": [np.nan] * 3})  # fmt: skip
+    only = agreement(pd.concat([subs.assign(inclusion_p=0.1), fails]), by=["week"]).iloc[0]
+    assert bool(only["unequal_draws"]) and not bool(only["unequal_draws_pass"])
+    assert "false-pass rate holds" in only["note"]
+    # Reviews pooled with audit draws: a reviewed check counts as drawn with probability 1.
+    review = subs.assign(advisory=True, audited=False, inclusion_p=np.nan)
+    pooled = agreement(pd.concat([review, subs.assign(inclusion_p=0.5)]), by=[]).iloc[0]
+    assert bool(pooled["unequal_draws_pass"])
+    assert not bool(agreement(review, by=[]).iloc[0]["unequal_draws"])
     # Without the draw columns nothing is claimed.
-    assert not bool(
-        agreement(subs.drop(columns=["audited", "inclusion_p"])).iloc[0]["unequal_draws"]
-    )
+    plain = subs.drop(columns=["audited", "inclusion_p"])
+    assert not bool(agreement(plain).iloc[0]["unequal_draws"])

@@ -75,3 +75,26 @@ def test_read_only_connection_reads_todays_views_over_stale_stored_ones(tmp_path
     raw = duckdb.connect(str(path), read_only=True)  # the stored view is untouched
     assert raw.execute("SELECT check_id FROM check_labels").fetchall() == [("stale",)]
     raw.close()
+
+
+def test_latest_decision_ties_do_not_depend_on_ingest_order(tmp_path):
+    # Two decisions on one check at the same time: the label is the same whichever came first.
+    labels = []
+    for order in ((1, 2), (2, 1)):
+        con = connect(tmp_path / f"t{order[0]}.duckdb")
+        con.execute("INSERT INTO files (file_id, path, sha256, kind, ingested_at, n_read, n_loaded, "
+                    "n_new, n_quarantined) VALUES (1, 'x', 'h', 'csv', now(), 2, 2, 2, 0)")  # fmt: skip
+        con.execute("INSERT INTO checks (check_id, run_id, process, step, attempt, verdict, "
+                    "checked_at, recorded_in, truncated, n_questions) VALUES "
+                    "('c', 'r', 'p', 's', 1, 'pass', '2026-11-01', 'steps.check', false, 0)")  # fmt: skip
+        rows = {1: ("a1", "rejected", "bob"), 2: ("a2", "approved", "ann")}
+        for k in order:
+            did, decision, who = rows[k]
+            con.execute(
+                "INSERT INTO decisions (decision_id, run_id, process, step, attempt, decision, "
+                "decided_by, decided_at, file_id, source) VALUES (?, 'r', 'p', 's', 1, ?, ?, "
+                "'2026-11-02', 1, 'table')", [did, decision, who],
+            )  # fmt: skip
+        labels.append(con.execute("SELECT decision, decided_by FROM check_labels").fetchall())
+        con.close()
+    assert labels[0] == labels[1] == [("approved", "ann")]

@@ -51,7 +51,7 @@ GROUP_KEYS = (
 LABEL_SOURCES = {
     "review": "advisory review",
     "audit": "audit draw",
-    "enforced": "enforced, not drawn",
+    "enforced": "advisory: false, not drawn",
 }
 #: Default grouping. It includes ``model`` so that evaluator models are never pooled silently.
 DEFAULT_BY = ("process", "step", "model")
@@ -61,6 +61,10 @@ TIME_KEYS = ("week", "day", "month")
 INTERVAL_METHOD = "Wilson score 95%; kappa: Fleiss-Cohen-Everitt large-sample 95%"
 #: Said of a group whose audit-drawn labels were offered at unequal probabilities.
 UNEQUAL_DRAWS_NOTE = "audit draws at unequal rates: rates unweighted (see calibrate monitor)"
+#: ... where only the passes were offered alike: the false-pass rate holds, agreement does not.
+UNEQUAL_DRAWS_PASS_ONLY_NOTE = (
+    "audit draws did not offer every verdict alike: agreement unweighted; the false-pass rate holds"
+)
 #: Said of every question-level figure.
 QUESTION_UNIT = "the person judged the whole submission"
 
@@ -90,7 +94,7 @@ AGREEMENT_COLUMNS = [
     "tpr", "tpr_low", "tpr_high",
     "tnr", "tnr_low", "tnr_high",
     "error_rate", "error_low", "error_high",
-    "unequal_draws", "note",
+    "unequal_draws", "unequal_draws_pass", "note",
 ]  # fmt: skip
 #: Columns of :func:`approvers` after the group keys.
 APPROVER_COLUMNS = [
@@ -116,8 +120,8 @@ _KEY_SOURCES = {
 }
 #: Columns each analysis reads besides its group keys.
 _ANALYSIS_COLUMNS = {
-    "agreement": ("verdict", "label", "conflict", "model", "audited", "inclusion_p"),
-    "question": ("result", "label", "conflict", "model", "audited", "inclusion_p"),
+    "agreement": ("verdict", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
+    "question": ("result", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
     "approvers": ("verdict", "label", "decided_at", "at", "decided_by"),
     "corrected": ("verdict", "label", "is_latest"),
 }
@@ -335,12 +339,20 @@ def agreement(
                                       ``n_not_acceptable``
         ``error_rate``                ``P(error)`` over all ``n_checks``
         ``conflicts``                 labeled checks whose submission has
-                                      conflicting decisions (the latest is used)
-        ``unequal_draws``             the group's audit-drawn labeled pass/fail
-                                      checks were offered at more than one
-                                      inclusion probability (by band or verdict):
-                                      its rates are unweighted, not the step's
-                                      (False without ``audited``/``inclusion_p``)
+                                      conflicting decisions (the latest is used;
+                                      a drawn check: the first after its draw)
+        ``unequal_draws``             the group has audit labels and the draw did
+                                      not offer every pass and fail check of its
+                                      population (the enforced checks beside it;
+                                      a reviewed check counts as offered with
+                                      probability 1, a verdict the draw left out
+                                      with 0) alike: agreement, kappa, false
+                                      fails, tpr and tnr are unweighted, not the
+                                      population's
+        ``unequal_draws_pass``        the same over the passes: the false-pass
+                                      rate is unweighted (a pass-only uniform
+                                      draw keeps it; False without
+                                      ``audited``/``inclusion_p``/``advisory``)
         ``note``                      "no labels", "too few labels (n<20)",
                                       "pools 2 models", conflicts, unequal draws,
                                       and at question
@@ -445,7 +457,9 @@ def agreement(
     out["kappa_high"] = np.asarray(kap_cols[2], dtype=float)
     out["kappa_reason"] = pd.Series(kap_cols[3], dtype="string", index=out.index)
 
-    out["unequal_draws"] = _unequal_draws(data, key_df, keys, labeled, v, len(out))
+    out["unequal_draws"], out["unequal_draws_pass"] = _unequal_draws(
+        data, key_df, keys, v, len(out)
+    )
     out["note"] = _notes(
         out, min_n=min_n, pools_models="model" not in keys, question_level=question_level
     )
@@ -466,31 +480,63 @@ def _unequal_draws(
     data: pd.DataFrame,
     key_df: pd.DataFrame,
     keys: list[str],
-    labeled: np.ndarray,
     verdict: np.ndarray,
     n_rows: int,
-) -> np.ndarray:
-    # Audit draws may offer checks at unequal probabilities (by band, or by verdict); a group's
-    # unweighted rates over such labels are then not the step's rates, so the group says so.
+) -> tuple[np.ndarray, np.ndarray]:
+    # A group's unweighted rates over audit labels are its population's only when the draw
+    # offered every check of that population alike: the false-pass rate needs one inclusion
+    # probability over the passes, agreement (kappa, tpr, tnr, false fails) over every pass and
+    # fail. The population is the design's, not the sample's: every check recorded with
+    # advisory: false (drawn or not; a verdict the draw left out has probability 0) beside the
+    # group's audit labels, and a reviewed check (advisory) counts as drawn with probability 1.
+    none = np.zeros(n_rows, dtype=bool)
     if "audited" not in data.columns or "inclusion_p" not in data.columns:
-        return np.zeros(n_rows, dtype=bool)
+        return none, none
     audited = data["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-    decided = np.isin(verdict, ("pass", "fail"))
+    labeled = data["label"].astype("boolean").notna().to_numpy()
+    if not (audited & labeled).any():
+        return none, none
+    enforced = (data["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
     pi = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
-    pi = np.where(audited & labeled & decided, pi, np.nan)
+    pi = np.where(enforced, np.nan_to_num(pi, nan=0.0), 1.0)
+    is_pass = verdict == "pass"
+    decided = is_pass | (verdict == "fail")
+    # Population keys: audit draws and undrawn enforced checks are one population.
+    pop = key_df.copy()
+    if "labels" in pop.columns:
+        pop["labels"] = np.where(pop["labels"] == LABEL_SOURCES["review"], "review", "enforced")
+    frame = pop.assign(
+        __dec=np.where(decided, pi, np.nan), __pass=np.where(is_pass, pi, np.nan),
+        __audit=(audited & labeled).astype(int),
+    )  # fmt: skip
+    cols = list(pop.columns)
+    if cols:
+        g = frame.groupby(cols, dropna=False, sort=False)
+        spread_dec = g["__dec"].transform("max") - g["__dec"].transform("min")
+        spread_pass = g["__pass"].transform("max") - g["__pass"].transform("min")
+    else:
+        spread_dec = pd.Series(np.nanmax(frame["__dec"]) - np.nanmin(frame["__dec"]), frame.index)
+        spread_pass = pd.Series(
+            np.nanmax(frame["__pass"]) - np.nanmin(frame["__pass"]), frame.index
+        )
+    rows = pd.concat(
+        [key_df, pd.DataFrame({
+            "__u": (spread_dec.fillna(0) > 1e-12) & (audited & labeled),
+            "__up": (spread_pass.fillna(0) > 1e-12) & (audited & labeled & is_pass),
+        }, index=data.index)], axis=1,
+    )  # fmt: skip
     if not keys:
-        spread = np.nanmax(pi) - np.nanmin(pi) if np.isfinite(pi).any() else 0.0
-        return np.array([spread > 1e-12])
-    frame = pd.concat([key_df, pd.Series(pi, index=data.index, name="__pi")], axis=1)
-    g = frame.groupby(keys, dropna=False, sort=True)["__pi"]
-    spread = (g.max() - g.min()).fillna(0.0).to_numpy()
-    return spread > 1e-12
+        return np.array([bool(rows["__u"].any())]), np.array([bool(rows["__up"].any())])
+    out = rows.groupby(keys, dropna=False, sort=True)[["__u", "__up"]].any()
+    return out["__u"].to_numpy(dtype=bool), out["__up"].to_numpy(dtype=bool)
 
 
 def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level: bool) -> pd.Series:
     notes = []
-    columns = ["n", "n_models", "conflicts", "kappa", "unequal_draws"]
-    for n, n_models, conflicts, kappa, unequal in out[columns].itertuples(index=False):
+    columns = ["n", "n_models", "conflicts", "kappa", "unequal_draws", "unequal_draws_pass"]
+    for n, n_models, conflicts, kappa, unequal, unequal_pass in out[columns].itertuples(
+        index=False
+    ):
         parts = []
         if n == 0:
             parts.append("no labels")
@@ -501,9 +547,13 @@ def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level:
         if pools_models and n_models > 1:
             parts.append(f"pools {n_models} models")
         if conflicts:
-            parts.append(f"{conflicts} with conflicting decisions (latest used)")
-        if unequal:
+            parts.append(
+                f"{conflicts} with conflicting decisions (latest used; audits: first after the draw)"
+            )
+        if unequal_pass:
             parts.append(UNEQUAL_DRAWS_NOTE)
+        elif unequal:
+            parts.append(UNEQUAL_DRAWS_PASS_ONLY_NOTE)
         if question_level:
             parts.append(QUESTION_UNIT)
         notes.append("; ".join(parts))
@@ -877,6 +927,7 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
             rec[f"{name}_ci"] = [_plain(row[f"{name}_low"]), _plain(row[f"{name}_high"])]
         rec["kappa_reason"] = _plain(row["kappa_reason"]) or None
         rec["unequal_draws"] = bool(row["unequal_draws"])
+        rec["unequal_draws_pass"] = bool(row["unequal_draws_pass"])
         rec["counts"] = {v: {lab: int(row[f"{v}_{lab}"]) for lab in LABELS} for v in VERDICTS}
         rec["note"] = _plain(row["note"]) or ""
         rec["interval_method"] = df.attrs.get("interval_method", INTERVAL_METHOD)

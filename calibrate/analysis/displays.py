@@ -154,8 +154,9 @@ class WeeklyDisplay:
     by_week : pandas.DataFrame
         :func:`calibrate.analysis.agreement.agreement` grouped by
         ``["model", "week"]``, optionally with ``"labels"`` (audit draws
-        then get their own dashed line; rows with ``unequal_draws`` are not
-        drawn).
+        then get their own dashed line; a rate flagged ``unequal_draws`` /
+        ``unequal_draws_pass`` is not drawn, nor labels of undrawn enforced
+        checks).
     alpha : float, optional
         Drawn as the false-pass limit.
     title : str, optional
@@ -186,8 +187,8 @@ class WeeklyDisplay:
         colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"]
         # Labels of audit draws (after the switch) are their own line, dashed; a week whose draw
         # offered checks at unequal probabilities has no unweighted rate to draw.
-        if "unequal_draws" in df.columns:
-            df = df[~df["unequal_draws"].astype(bool).to_numpy()]
+        if "labels" in df.columns:  # escalations kept: a selected sample, not drawn
+            df = df[(df["labels"] != LABEL_SOURCES["enforced"]).to_numpy()]
         series = ["model", "labels"] if "labels" in df.columns else ["model"]
         models = sorted({str(m) for m in df["model"].tolist()})
         for keys, g in df.groupby(series, sort=True, dropna=False):
@@ -201,19 +202,27 @@ class WeeklyDisplay:
             name = plots.safe_text(model, width=40, max_lines=1) + (
                 " (audit draws)" if drawn else ""
             )
-            for axis, rate, low, high, n in (
-                (axes[0], "agree", "agree_low", "agree_high", "n_decided"),
-                (axes[1], "false_pass_rate", "false_pass_low", "false_pass_high", "n_pass"),
-            ):
-                y = g[rate].to_numpy(dtype=float)
-                lo = g[low].to_numpy(dtype=float)
-                hi = g[high].to_numpy(dtype=float)
-                few = g[n].to_numpy() < MIN_N
+            for axis, rate, low, high, n, flag in (
+                (axes[0], "agree", "agree_low", "agree_high", "n_decided", "unequal_draws"),
+                (axes[1], "false_pass_rate", "false_pass_low", "false_pass_high", "n_pass",
+                 "unequal_draws_pass"),
+            ):  # fmt: skip
+                # A rate over draws that did not offer its population alike is not drawn.
+                shown = (
+                    ~g[flag].astype(bool).to_numpy() if flag in g.columns else np.ones(len(g), bool)
+                )
+                if not shown.any():
+                    continue
+                ga, xa = g[shown], x[shown]
+                y = ga[rate].to_numpy(dtype=float)
+                lo = ga[low].to_numpy(dtype=float)
+                hi = ga[high].to_numpy(dtype=float)
+                few = ga[n].to_numpy() < MIN_N
                 yerr = np.clip(np.vstack([y - lo, hi - y]), 0, None)
-                axis.errorbar(x, y, yerr=yerr, color=colour, lw=1, capsize=2,
+                axis.errorbar(xa, y, yerr=yerr, color=colour, lw=1, capsize=2,
                               fmt="--" if drawn else "-", label=name)  # fmt: skip
-                axis.plot(x[~few], y[~few], "o", color=colour, ms=4)
-                axis.plot(x[few], y[few], "o", mfc="white", color=colour, ms=4)
+                axis.plot(xa[~few], y[~few], "o", color=colour, ms=4)
+                axis.plot(xa[few], y[few], "o", mfc="white", color=colour, ms=4)
         if self.alpha is not None:
             axes[1].axhline(self.alpha, ls="--", lw=1, color=plots.MAP_COLOUR, label="alpha")
         axes[0].set_ylabel("agreement")

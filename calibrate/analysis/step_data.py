@@ -363,7 +363,10 @@ def step_data(
         conflicts = int(mine["conflict"].fillna(False).astype(bool).sum())
         if conflicts:
             checks = "1 check" if conflicts == 1 else f"{conflicts} checks"
-            notes.append(f"{checks} had conflicting decisions; the latest counts")
+            notes.append(
+                f"{checks} had conflicting decisions; the latest counts (a drawn check: the first "
+                "after its draw)"
+            )
     if "advisory" in mine and n:
         is_enforced = ~mine["advisory"].fillna(True).astype(bool).to_numpy()
         drawn = (

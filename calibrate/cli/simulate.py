@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -107,7 +108,7 @@ def simulate_command(
     end = datetime.fromisoformat(manifest["period"]["to"].replace("Z", "+00:00"))
     if end > datetime.now(UTC):
         # Checks dated after the store is read are flagged by every analysis (at_in_future).
-        weeks = -(-(end - datetime.now(UTC)).days // 7)
+        weeks = math.ceil((end - datetime.now(UTC)) / timedelta(weeks=1))
         earlier = (simulation.START if start is None else start.replace(tzinfo=UTC)) - timedelta(
             weeks=weeks
         )

@@ -54,7 +54,7 @@ DECISION_WORDS = {"READY": "READY", "NOT_YET": "NOT YET", "NO": "NO"}
 #: The figures of a step, in the order they appear.
 FIGURES = ("reliability", "tradeoff", "weekly")
 #: A weekly rate over audit draws made at unequal probabilities is not the step's rate.
-UNEQUAL_DRAWS = "drawn at unequal rates: see Since the switch"
+UNEQUAL_DRAWS = "not every verdict drawn alike: see Since the switch"
 #: Resolution of the embedded figures.
 DPI = 100
 
@@ -426,7 +426,7 @@ def _weekly_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
                 if unequal
                 else rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
                 "false_pass": UNEQUAL_DRAWS
-                if unequal
+                if bool(r.get("unequal_draws_pass", False))
                 else rate_text(r["pass_not_acceptable"], r["n_pass"]),
             }
         )

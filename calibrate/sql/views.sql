@@ -49,8 +49,8 @@ WHERE (s.checked_at <= d.decided_at AND (s.later_at IS NULL OR d.decided_at < s.
 -- The audit label of each drawn check: the first decision on it made at or after its draw (the
 -- blind one, as the reviewer of the draw's CSV gives it; ties by decision id). A decision dated
 -- before the draw is no audit (made without the draw, by whoever); an undated one counts as made
--- when its file was ingested. Decisions after the draw with different labels are a conflict: the
--- first is still used. One row per drawn check (its earliest draw), decision NULL until a
+-- when its file was ingested. Different decisions after the draw are a conflict (as for any
+-- check): the first is still used. One row per drawn check (its earliest draw), decision NULL until a
 -- decision arrives. The monitor reads this view, and check_labels labels drawn checks with it.
 CREATE OR REPLACE VIEW audit_labels AS
 WITH drawn AS (
@@ -75,19 +75,19 @@ SELECT
     min(m.made_at) FILTER (m.made_at >= d.drawn_at) AS made_at,
     count(m.decision) FILTER (m.made_at >= d.drawn_at) AS n_decisions,
     count(m.decision) FILTER (m.made_at < d.drawn_at) AS n_before,
-    count(DISTINCT m.decision IN ('approved', 'completed')) FILTER (m.made_at >= d.drawn_at) > 1
-        AS conflict
+    count(DISTINCT m.decision) FILTER (m.made_at >= d.drawn_at) > 1 AS conflict
 FROM drawn d LEFT JOIN made m USING (check_id)
 GROUP BY d.check_id, d.drawn_at;
 
 -- All decisions on one check folded into one label: a drawn check's is its audit label (above);
 -- every other check is labeled by its latest decision.
 CREATE OR REPLACE VIEW check_labels AS
-WITH latest AS (  -- one decision per check, whole: undated decisions rank below dated ones
+WITH latest AS (  -- one decision per check, whole: undated below dated ones, ties by decision id
     SELECT
         dc.check_id,
         arg_max({'decision': dc.decision, 'decided_by': dc.decided_by, 'decided_at': dc.decided_at,
-                 'note': dc.note}, coalesce(dc.decided_at, TIMESTAMPTZ '-infinity')) AS d,
+                 'note': dc.note},
+                (coalesce(dc.decided_at, TIMESTAMPTZ '-infinity'), dc.decision_id)) AS d,
         count(*) AS n_decisions,
         count(DISTINCT dc.decision) > 1 AS conflict
     FROM decision_checks dc ANTI JOIN audit_labels a USING (check_id)
