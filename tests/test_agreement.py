@@ -654,3 +654,13 @@ def test_audit_draws_at_unequal_rates_are_flagged_not_silently_pooled():
     # Without the draw columns nothing is claimed.
     plain = subs.drop(columns=["audited", "inclusion_p"])
     assert not bool(agreement(plain).iloc[0]["unequal_draws"])
+
+
+def test_unequal_draws_without_an_advisory_column_reads_the_draws():
+    subs = pd.DataFrame({
+        "process": "p", "step": "s", "model": "m", "at": pd.Timestamp("2026-10-06", tz="UTC"),
+        "verdict": ["pass", "pass"], "label": [True, False], "conflict": False, "decided_by": "a",
+        "audited": [True, True], "inclusion_p": [0.1, 0.2],
+    })  # fmt: skip
+    row = agreement(subs).iloc[0]
+    assert bool(row["unequal_draws_pass"]) and bool(row["unequal_draws"])

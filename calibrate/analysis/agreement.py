@@ -496,8 +496,11 @@ def _unequal_draws(
     labeled = data["label"].astype("boolean").notna().to_numpy()
     if not (audited & labeled).any():
         return none, none
-    enforced = (data["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
     pi = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
+    if "advisory" in data.columns:
+        enforced = (data["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
+    else:  # a frame without it: the checks an audit considered are the enforced ones
+        enforced = audited | ~np.isnan(pi)
     pi = np.where(enforced, np.nan_to_num(pi, nan=0.0), 1.0)
     is_pass = verdict == "pass"
     decided = is_pass | (verdict == "fail")
