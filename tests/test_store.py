@@ -9,6 +9,14 @@ from calibrate.errors import StoreError
 from calibrate.store import SCHEMA_VERSION, connect, default_path, schema_version
 
 
+def _store_altered(path, sql: str) -> None:
+    """A calibrate store at ``path`` that something other than calibrate then changed."""
+    connect(path).close()
+    raw = duckdb.connect(str(path))
+    raw.execute(sql)
+    raw.close()
+
+
 def test_new_store_has_schema_version(tmp_path):
     con = connect(tmp_path / "a.duckdb")
     assert schema_version(con) == SCHEMA_VERSION
@@ -16,10 +24,7 @@ def test_new_store_has_schema_version(tmp_path):
 
 def test_newer_schema_refused(tmp_path):
     path = tmp_path / "a.duckdb"
-    connect(path).close()
-    raw = duckdb.connect(str(path))
-    raw.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    raw.close()
+    _store_altered(path, "UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StoreError, match="newer"):
         connect(path)
 
@@ -64,10 +69,7 @@ def test_read_only_connection_reads_todays_views_over_stale_stored_ones(tmp_path
     # A store written by an older calibrate of the same schema holds that version's views; a
     # read-only connection cannot replace them, so it must shadow them with today's.
     path = tmp_path / "s.duckdb"
-    connect(path).close()
-    raw = duckdb.connect(str(path))
-    raw.execute("CREATE OR REPLACE VIEW check_labels AS SELECT 'stale' AS check_id")
-    raw.close()
+    _store_altered(path, "CREATE OR REPLACE VIEW check_labels AS SELECT 'stale' AS check_id")
     con = connect(path, read_only=True)
     assert con.execute("SELECT count(*) FROM check_labels").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM audit_labels").fetchone()[0] == 0

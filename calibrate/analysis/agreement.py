@@ -193,12 +193,9 @@ def _key_frame(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
         elif key == "month":
             out[key] = at.dt.strftime("%Y-%m")
         elif key == "labels":
-            audited = df["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-            enforced = (df["advisory"].astype("boolean") == False).fillna(False)  # noqa: E712
             out[key] = np.where(
-                audited, LABEL_SOURCES["audit"],
-                np.where(enforced.to_numpy(dtype=bool), LABEL_SOURCES["enforced"],
-                         LABEL_SOURCES["review"]),
+                _audited(df), LABEL_SOURCES["audit"],
+                np.where(_enforced(df), LABEL_SOURCES["enforced"], LABEL_SOURCES["review"]),
             )  # fmt: skip
         else:
             out[key] = df[key]
@@ -476,6 +473,17 @@ def agreement(
 KAPPA_LARGE_SAMPLE = 100
 
 
+def _audited(df: pd.DataFrame) -> np.ndarray:
+    return df["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+
+
+def _enforced(df: pd.DataFrame) -> np.ndarray:
+    """Checks recorded with ``advisory: false``; without that column, those an audit considered."""
+    if "advisory" in df.columns:
+        return (df["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
+    return _audited(df) | pd.to_numeric(df["inclusion_p"], errors="coerce").notna().to_numpy()
+
+
 def _unequal_draws(
     data: pd.DataFrame,
     key_df: pd.DataFrame,
@@ -492,36 +500,23 @@ def _unequal_draws(
     none = np.zeros(n_rows, dtype=bool)
     if "audited" not in data.columns or "inclusion_p" not in data.columns:
         return none, none
-    audited = data["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    audited = _audited(data)
     labeled = data["label"].astype("boolean").notna().to_numpy()
     if not (audited & labeled).any():
         return none, none
     pi = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
-    if "advisory" in data.columns:
-        enforced = (data["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
-    else:  # a frame without it: the checks an audit considered are the enforced ones
-        enforced = audited | ~np.isnan(pi)
-    pi = np.where(enforced, np.nan_to_num(pi, nan=0.0), 1.0)
+    pi = np.where(_enforced(data), np.nan_to_num(pi, nan=0.0), 1.0)
     is_pass = verdict == "pass"
     decided = is_pass | (verdict == "fail")
-    # Population keys: audit draws and undrawn enforced checks are one population.
-    pop = key_df.copy()
+    # Population keys: audit draws and undrawn enforced checks are one population (a constant
+    # key stands in when the grouping has none).
+    pop = key_df.assign(__all=0)
     if "labels" in pop.columns:
         pop["labels"] = np.where(pop["labels"] == LABEL_SOURCES["review"], "review", "enforced")
-    frame = pop.assign(
-        __dec=np.where(decided, pi, np.nan), __pass=np.where(is_pass, pi, np.nan),
-        __audit=(audited & labeled).astype(int),
-    )  # fmt: skip
-    cols = list(pop.columns)
-    if cols:
-        g = frame.groupby(cols, dropna=False, sort=False)
-        spread_dec = g["__dec"].transform("max") - g["__dec"].transform("min")
-        spread_pass = g["__pass"].transform("max") - g["__pass"].transform("min")
-    else:
-        spread_dec = pd.Series(np.nanmax(frame["__dec"]) - np.nanmin(frame["__dec"]), frame.index)
-        spread_pass = pd.Series(
-            np.nanmax(frame["__pass"]) - np.nanmin(frame["__pass"]), frame.index
-        )
+    frame = pop.assign(__dec=np.where(decided, pi, np.nan), __pass=np.where(is_pass, pi, np.nan))
+    g = frame.groupby(list(pop.columns), dropna=False, sort=False)
+    spread_dec = g["__dec"].transform("max") - g["__dec"].transform("min")
+    spread_pass = g["__pass"].transform("max") - g["__pass"].transform("min")
     rows = pd.concat(
         [key_df, pd.DataFrame({
             "__u": (spread_dec.fillna(0) > 1e-12) & (audited & labeled),

@@ -105,13 +105,12 @@ def simulate_command(
         shift=shift if shift_week is not None else 0.0,
         start=start.replace(tzinfo=UTC) if start is not None else None,
     )  # fmt: skip
-    end = datetime.fromisoformat(manifest["period"]["to"].replace("Z", "+00:00"))
+    begin, end = (datetime.fromisoformat(manifest["period"][k].replace("Z", "+00:00"))
+                  for k in ("from", "to"))  # fmt: skip
     if end > datetime.now(UTC):
         # Checks dated after the store is read are flagged by every analysis (at_in_future).
         weeks = math.ceil((end - datetime.now(UTC)) / timedelta(weeks=1))
-        earlier = (simulation.START if start is None else start.replace(tzinfo=UTC)) - timedelta(
-            weeks=weeks
-        )
+        earlier = begin - timedelta(weeks=weeks)
         err.print(
             f"warning: the simulated records run to {end:%Y-%m-%d}, after today; "
             f"`--start {earlier:%Y-%m-%d}` ends them by today",
