@@ -131,3 +131,21 @@ def test_weeks_after_the_switch_say_their_labels_are_audit_draws(stable, tmp_pat
     # A uniform draw offers every check at one probability: its rates are shown.
     drawn = [line for line in rows if " | audit draw | " in line]
     assert not any("unequal rates" in line for line in drawn)
+
+
+def test_the_model_table_keeps_audit_draws_apart_from_reviews(stable, tmp_path):
+    """Reviews of every verdict and an audit draw's labels are different samples: one row each."""
+    md, _ = _report(stable, tmp_path / "rep")
+    table = md.split("### By evaluator model")[1].split("###")[0]
+    rows = [
+        line.split(" | ")
+        for line in table.splitlines()
+        if line.startswith("| ") and "---" not in line
+    ]
+    header, body = rows[0], rows[1:]
+    assert header[1] == "Labels from"
+    sources = {row[1] for row in body}
+    assert {"advisory review", "audit draw"} <= sources
+    # A draw that offered only passes (the default) has no agreement of its own to show.
+    drawn = [row for row in body if row[1] == "audit draw"]
+    assert all("see Since the switch" in row[4] for row in drawn), drawn

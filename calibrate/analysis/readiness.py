@@ -1111,7 +1111,8 @@ def assess_step(
     # Weeks by where their labels come from: reviews of every verdict before the switch, audit
     # draws after it (rates flagged where the draw's probabilities differ).
     by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])
-    by_model = agreement_mod.agreement(subs, by=["model"])
+    # The same split per model: an audit draw's labels are not pooled with advisory reviews.
+    by_model = agreement_mod.agreement(subs, by=["model", "labels"])
     appr = agreement_mod.approvers(cur) if len(labeled) else None
     bias = _automation_bias(cur, appr)
     drivers = disagreement_drivers(ans, top=8)

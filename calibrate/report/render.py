@@ -408,41 +408,51 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
     }
 
 
+def _flagged_rates(r: dict[str, Any]) -> dict[str, Any]:
+    """Agreement and false-pass rate of one agreement row, withheld where its flag says the
+    audit draw offered checks at unequal probabilities (an unweighted rate is not the step's)."""
+    return {
+        "agree": UNEQUAL_DRAWS
+        if bool(r.get("unequal_draws", False))
+        else rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
+        "false_pass": UNEQUAL_DRAWS
+        if bool(r.get("unequal_draws_pass", False))
+        else rate_text(r["pass_not_acceptable"], r["n_pass"]),
+    }
+
+
+def _unlabeled_enforced(r: dict[str, Any]) -> bool:
+    """Checks recorded with advisory: false that no person labeled (nothing to show)."""
+    return not r["n"] and r.get("labels", LABEL_SOURCES["review"]) != LABEL_SOURCES["review"]
+
+
 def _weekly_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
     if df is None or df.empty:
         return []
-    rows = []
-    for r in df.to_dict("records"):
-        if not r["n"] and r.get("labels", LABEL_SOURCES["review"]) != LABEL_SOURCES["review"]:
-            continue  # checks recorded with advisory: false that no person labeled
-        unequal = bool(r.get("unequal_draws", False))
-        rows.append(
-            {
-                "week": "(no time)" if pd.isna(r["week"]) else str(r["week"]),
-                "model": str(r["model"]),
-                "labels": str(r.get("labels", "")),
-                "n": Md(str(int(r["n"]))),
-                "agree": UNEQUAL_DRAWS
-                if unequal
-                else rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
-                "false_pass": UNEQUAL_DRAWS
-                if bool(r.get("unequal_draws_pass", False))
-                else rate_text(r["pass_not_acceptable"], r["n_pass"]),
-            }
-        )
-    return rows
+    return [
+        {
+            "week": "(no time)" if pd.isna(r["week"]) else str(r["week"]),
+            "model": str(r["model"]),
+            "labels": str(r.get("labels", "")),
+            "n": Md(str(int(r["n"]))),
+            **_flagged_rates(r),
+        }
+        for r in df.to_dict("records")
+        if not _unlabeled_enforced(r)
+    ]
 
 
 def _model_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """One row per evaluator model and label source (advisory review, audit draw, ...)."""
     if df is None or df.empty:
         return []
     return [
         {
             "model": str(r["model"]),
+            "labels": str(r.get("labels", "")),
             "n_checks": Md(str(int(r["n_checks"]))),
             "n": Md(str(int(r["n"]))),
-            "agree": rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
-            "false_pass": rate_text(r["pass_not_acceptable"], r["n_pass"]),
+            **_flagged_rates(r),
             "unsure": rate_text(r["n_unsure"], r["n_checks"]),
         }
         for r in df.to_dict("records")
