@@ -23,7 +23,7 @@ from statsmodels.stats.proportion import proportions_ztest
 from calibrate.analysis import readiness as rd
 from calibrate.analysis.stats import binomial_upper_bound
 from calibrate.dataset import Filters
-from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
+from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide
 from calibrate.store import connect
 
 T0 = pd.Timestamp("2026-08-03T08:00:00Z")  # a Monday
@@ -516,12 +516,12 @@ def _reference_replay(answers: pd.DataFrame, questions) -> pd.Series:
         conf = pd.to_numeric(rows["confidence"], errors="coerce").to_numpy(float)
         if q.kind is Kind.YES_NO:
             p = pd.to_numeric(rows["p"], errors="coerce").to_numpy(float)
-            codes = np.where(np.isnan(p), UNSURE, rd.decide(q, p))
+            codes = np.where(np.isnan(p), UNSURE, decide(q, p))
         elif q.kind is Kind.CHOICE:
-            codes = rd.decide(q, rows["name"].astype(object).to_numpy(), conf)
+            codes = decide(q, rows["name"].astype(object).to_numpy(), conf)
         else:
             lv = pd.to_numeric(rows["level"], errors="coerce").to_numpy(float)
-            codes = np.where(np.isnan(lv), UNSURE, rd.decide(q, lv, conf))
+            codes = np.where(np.isnan(lv), UNSURE, decide(q, lv, conf))
         ids = rows["check_id"].astype(str).to_numpy()
         parts.append(pd.DataFrame({"check_id": ids, "code": codes}))
     agg = pd.concat(parts).groupby("check_id", sort=False)["code"].agg(["max", "size"])

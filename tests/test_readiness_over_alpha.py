@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from calibrate.analysis import readiness as rd
+from calibrate.analysis import readiness_decision
 from calibrate.analysis.rate import limit_pct, pct_against
 from calibrate.defaults import ReadinessOptions
 from calibrate.ingest import ingest
@@ -198,10 +199,10 @@ def test_a_no_on_an_unattainable_search_states_no_coverage_it_contradicts():
     """The issue's reason: unattainable, yet the best observed coverage (81%) above the floor (30%)."""
     tv = rd.ThresholdView("unattainable", [], None, {}, {}, n_labeled=120)
     opts = replace(ReadinessOptions(), alpha=0.3, min_coverage=0.3)
-    text = rd._poor_reason(120, tv=tv, point=None, opts=opts, best_cov=0.81)
+    text = readiness_decision._poor_reason(120, tv=tv, point=None, opts=opts, best_cov=0.81)
     assert "81%" not in text and "measurably outside the limits" in text
     for a, op, b in stated_comparisons(
-        rd._poor_reason(120, tv=tv, point=None, opts=opts, best_cov=0.2996)
+        readiness_decision._poor_reason(120, tv=tv, point=None, opts=opts, best_cov=0.2996)
     ):
         assert _OPS[op](a, b)
 

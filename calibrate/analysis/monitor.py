@@ -349,7 +349,7 @@ def monitor_store(
     -------
     MonitorReport
     """
-    from calibrate.analysis.readiness import replay
+    from calibrate.analysis.step_evidence import replay
     from calibrate.dataset import process_questions
 
     frames = _read(con, process, step, model=model, since=since, until=until)

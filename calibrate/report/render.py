@@ -35,16 +35,13 @@ from markupsafe import Markup
 
 from calibrate.analysis.agreement import LABEL_SOURCES
 from calibrate.analysis.audit import SequentialAuditPlan
+from calibrate.analysis.audit_fixed import AuditPlan
 from calibrate.analysis.displays import WeeklyDisplay  # noqa: F401 - re-exported
-from calibrate.analysis.rate import limit_pct
-from calibrate.analysis.readiness import (
-    DECISIONS,
-    AuditPlan,
-    Rate,
-    ReadinessReport,
-    StepReadiness,
-)
+from calibrate.analysis.rate import Rate, limit_pct
+from calibrate.analysis.readiness import ReadinessReport
+from calibrate.analysis.readiness_decision import DECISIONS
 from calibrate.analysis.stats import MIN_N
+from calibrate.analysis.step_readiness import StepReadiness
 from calibrate.report import plots, switch
 from calibrate.textsafe import escape_markdown, strip_control, yaml_block
 

@@ -1,0 +1,286 @@
+"""From criteria to READY / NOT YET / NO, and the reasons in words.
+
+Every criterion is a :class:`Criterion` ``{name, value, limit, ok}``; the
+decision reads them with the model change, the drift test and the threshold
+search, and says why in sentences whose every comparison holds for the
+figures it prints (issue 18).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from calibrate.analysis.drift import (
+    Drift,
+)
+from calibrate.analysis.plain import pct as _pct
+from calibrate.analysis.rate import Rate, limit_pct, pct_against
+from calibrate.analysis.rate import plain as _plain
+from calibrate.analysis.step_evidence import ModelChange
+from calibrate.analysis.threshold_view import ThresholdView
+from calibrate.defaults import ReadinessOptions
+
+#: The three decisions, best first (the order the report sorts by).
+DECISIONS = ("READY", "NOT_YET", "NO")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One line of the decision: a value against its limit.
+
+    Attributes
+    ----------
+    name : str
+        Stable identifier, e.g. ``"false_pass_upper"``.
+    value, limit : float, int, str or None
+        The measured value (``None`` when it cannot be measured) and its limit.
+    ok : bool
+        Whether the value meets the limit; a value that cannot be measured does not.
+    blocks : {"NOT_YET", "NO"}
+        The decision this criterion forces when it is not ok.
+    label : str
+        The criterion in words, for the faces.
+    detail : str
+        The evidence in words, with ``n`` and the interval where it is a rate.
+    """
+
+    name: str
+    value: float | int | str | None
+    limit: float | int | str | None
+    ok: bool
+    blocks: str
+    label: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": _plain(self.value),
+            "limit": _plain(self.limit),
+            "ok": bool(self.ok),
+            "blocks": self.blocks,
+            "label": self.label,
+            "detail": self.detail,
+        }
+
+
+_SOURCE_WORDS = {"suggested": "the suggested", "current": "today's", "recorded": "the recorded"}
+
+
+def _bound_detail(
+    bound: float | None, observed: dict[str, Any] | None, what: str, status: str, which: str
+) -> str:
+    parts = []
+    if bound is None:
+        parts.append(f"no bound ({status.replace('_', ' ')})")
+    elif status == "ok":
+        parts.append(f"certified at most {bound:.1%}")
+    else:
+        parts.append(
+            f"best bound of a single candidate {bound:.1%} ({status.replace('_', ' ')}; not a certificate)"
+        )
+    if observed:
+        r = Rate(observed["k"], observed["n"])
+        parts.append(f"observed {what} under {which} thresholds: {r.text()}")
+    return "; ".join(parts)
+
+
+def _decide(
+    criteria: Sequence[Criterion], *, change: ModelChange, drift: Drift, tv: ThresholdView,
+    poor: bool, point: dict[str, Any] | None, opts: ReadinessOptions,
+    best_cov: float | None = None, right_way: bool = True, cov_n: int = 0, best_n: int = 0,
+) -> tuple[str, list[str]]:  # fmt: skip
+    failing = [c for c in criteria if not c.ok]
+    hard = [c for c in failing if c.blocks == "NO"]
+    reasons: list[str] = []
+    names = {c.name for c in hard}
+    if "evaluator_models" in names:
+        word = "interleaved with" if change.interleaved else "replaced"
+        reasons.append(
+            f"The evaluator model changed mid-window: {change.current} {word} {change.previous} "
+            f"on {change.changed_at}. Agreement and thresholds measured on one model say nothing "
+            "about another."
+        )
+    for t in drift.tests:
+        if f"drift_{t.rate}" in names:
+            what = "false-pass rate" if t.rate == "false_pass" else "disagreement rate"
+            reasons.append(
+                f"Drift: the {what} rose from {t.earlier.text()} in the earlier half to "
+                f"{t.recent.text()} in the recent half (one-sided {t.method} test, "
+                f"p = {t.p_value:.2g} <= {t.level:.3g})."
+            )
+    n_lab = next(c.value for c in criteria if c.name == "labeled_submissions")
+    if poor and names & {"false_pass_upper", "false_fail_upper", "coverage"}:
+        reasons.append(
+            _poor_reason(n_lab, tv=tv, point=point, opts=opts, best_cov=best_cov, best_n=best_n)
+        )
+    elif "coverage" in names:
+        cov = next(c for c in criteria if c.name == "coverage")
+        if cov.value is None:
+            reasons.append(f"Coverage cannot be measured ({cov.detail}).")
+        else:
+            v, lim = pct_against(cov.value, opts.min_coverage, "<")
+            reasons.append(
+                f"The check would decide only {v} of submissions alone (< {lim}): it saves "
+                "little; sharpen the questions so fewer answers are unsure."
+            )
+    for c in hard:
+        if c.name in ("error_rate", "truncation_rate"):
+            reasons.append(
+                f"{c.label[0].upper()}{c.label[1:]} is {c.detail}, above the limit "
+                f"{limit_pct(c.limit)}."
+            )
+    if hard:
+        return "NO", reasons
+    soft = [c for c in failing if c.blocks == "NOT_YET"]
+    if soft:
+        for c in soft:
+            if c.name == "labeled_submissions":
+                reasons.append(f"Too few labels yet: {c.value} labeled checks, {c.limit} needed.")
+            elif c.name in ("false_pass_upper", "false_fail_upper") and tv.status == "ok":
+                limit = opts.alpha if c.name == "false_pass_upper" else opts.beta
+                what = "false-pass" if c.name == "false_pass_upper" else "false-fail"
+                if c.value is None:
+                    reasons.append(f"No certified {what} bound.")
+                else:
+                    v, lim = pct_against(c.value, limit, ">")
+                    reasons.append(f"The certified {what} bound is {v}, above {lim}.")
+            elif c.name == "coverage":
+                reasons.append(f"Coverage cannot be measured yet ({c.detail}).")
+            elif c.name in ("error_rate", "truncation_rate"):
+                what = "error verdicts" if c.name == "error_rate" else "truncations"
+                reasons.append(f"Too few checks to judge the share of {what} yet: {c.detail}.")
+            elif c.name.startswith("drift_"):
+                line = "Drift cannot be tested yet: a half of the window has no labeled verdicts."
+                if line not in reasons:
+                    reasons.append(line)
+        bounds = [c for c in soft if c.name in ("false_pass_upper", "false_fail_upper")]
+        if bounds and tv.status != "ok":
+            best = " and ".join(
+                f"{_pct(c.value)} on false {'passes' if c.name == 'false_pass_upper' else 'fails'} "
+                f"(limit {limit_pct(c.limit)})"
+                for c in bounds
+            )
+            reasons.append(
+                f"Nothing can be certified yet ({tv.status.replace('_', ' ')}): the best bounds a "
+                f"single candidate reaches are {best}."
+            )
+        evidence = _evidence_reason(
+            point, opts=opts, best_cov=best_cov, right_way=right_way, best_n=best_n
+        )
+        if evidence:
+            reasons.append(evidence)
+        return "NOT_YET", reasons
+    fp = next(c for c in criteria if c.name == "false_pass_upper")
+    cov = next(c for c in criteria if c.name == "coverage")
+    reasons.append(
+        f"With the suggested thresholds, at most {_pct(fp.value)} of what the check passes would "
+        f"have been rejected ({1 - opts.delta:.0%} confidence), and it decides "
+        f"{share_text(cov.value, cov_n)} of submissions without a person."
+    )
+    reasons.append(
+        "No drift between the earlier and the recent half; one evaluator model; errors and truncations within limits."
+    )
+    return "READY", reasons
+
+
+def _poor_reason(
+    n_lab: Any, *, tv: ThresholdView, point: dict[str, Any] | None, opts: ReadinessOptions,
+    best_cov: float | None, best_n: int = 0,
+) -> str:  # fmt: skip
+    """Why more labels would not help: each figure with the comparison it meets."""
+    problems = []
+    if tv.status == "unattainable":
+        problems.append(
+            "every candidate the threshold search measured is measurably outside the limits"
+        )
+    if best_cov is not None and best_cov < opts.min_coverage:
+        v, lim = pct_against(best_cov, opts.min_coverage, "<", digits=0)
+        problems.append(
+            f"of all thresholds searched, those whose observed error rates meet the limits "
+            f"decide at most {best_text(v, best_n)} alone (< {lim})"
+        )
+    if point:
+        where = _SOURCE_WORDS.get(point.get("source"), "today's")
+        for key, limit, what in (
+            ("false_pass", opts.alpha, "passes"),
+            ("false_fail", opts.beta, "fails"),
+        ):
+            r = point[key]
+            if r["n"] and r["rate"] is not None and r["rate"] >= limit:
+                problems.append(
+                    f"under {where} thresholds false {what} are "
+                    f"{Rate(r['k'], r['n']).text_against(limit, '>=')}, "
+                    f"at or above {limit_pct(limit)} already"
+                )
+        if point["coverage"] < opts.min_coverage:
+            v, lim = pct_against(point["coverage"], opts.min_coverage, "<", digits=0)
+            problems.append(f"under {where} thresholds it would decide only {v} alone (< {lim})")
+    return (
+        f"Even with {n_lab} labels the check cannot meet the limits with useful coverage"
+        + (": " + "; ".join(problems) if problems else "")
+        + ". Rewrite the questions that drive the disagreements."
+    )
+
+
+def _evidence_reason(
+    point: dict[str, Any] | None, *, opts: ReadinessOptions, best_cov: float | None,
+    right_way: bool, best_n: int = 0,
+) -> str | None:  # fmt: skip
+    """Whether the evidence so far points the right way, with the figure that says so."""
+    if best_cov is not None:
+        op = ">=" if right_way else "<"
+        v, lim = pct_against(best_cov, opts.min_coverage, op, digits=0)
+        direction = "points the right way" if right_way else "does not point the right way yet"
+        return (
+            f"So far the evidence {direction}: thresholds the search tried whose observed error "
+            f"rates meet the limits decide up to {best_text(v, best_n)} alone ({op} {lim})."
+        )
+    if not point or not point["false_pass"]["n"]:
+        return None
+    fp = point["false_pass"]
+    where = _SOURCE_WORDS.get(point.get("source"), "today's")
+    rate = Rate(fp["k"], fp["n"])
+    if right_way:
+        # _points_right_way: the observed rate is below alpha (and the rest within its limits).
+        return (
+            f"So far the evidence points the right way: under {where} thresholds false passes "
+            f"are {rate.text_against(opts.alpha, '<')}, below {limit_pct(opts.alpha)}."
+        )
+    return (
+        f"So far the evidence does not point the right way yet: under {where} thresholds false "
+        f"passes are {rate.text()}."
+    )
+
+
+def share_text(share: float | None, n: int) -> str:
+    """A share of ``n`` labeled checks as its count, n and 95% Wilson interval (bare without n)."""
+    if share is None:
+        return "–"
+    if n <= 0:
+        return f"{share:.1%}"
+    return Rate(round(share * n), n).text()
+
+
+def best_text(figure: str, n: int) -> str:
+    """The best share over the searched thresholds, with its n and why it has no interval."""
+    if n <= 0:
+        return figure
+    # A maximum over many candidates: a Wilson interval around it would claim too much.
+    return (
+        f"{figure} (of the {n} labeled checks it was measured on; the largest over the search, "
+        "a point estimate: no interval)"
+    )
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _needed_text(needed: int, days: float | None) -> str:
+    if days is None:
+        return f"About {needed} more labeled checks are needed (no recent volume to time it)."
+    when = f"{days:.0f} days" if days < 14 else f"{days / 7:.1f} weeks"
+    return f"About {needed} more labeled checks are needed: {when} at the recent volume."

@@ -1,0 +1,886 @@
+"""The decision for one checked step: :func:`assess_step` and :class:`StepReadiness`.
+
+The evidence for a step is its **current evaluator model** (the model of its
+latest check) and its **current question wording** (the questions of the
+ingested process file, else those of the latest check): thresholds learnt on
+one model or wording say nothing about another, so nothing is pooled. Checks
+left out are counted and said. An enforced step (``advisory: false``) is
+weighed with its monitor (:class:`Enforcement`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from calibrate.analysis import agreement as agreement_mod
+from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
+from calibrate.analysis.audit_fixed import (
+    AuditPlan,
+    audit_plan,
+)
+from calibrate.analysis.drift import (
+    Drift,
+    drift_test,
+)
+from calibrate.analysis.monitor import StepMonitor
+from calibrate.analysis.needed import NeededLabels, best_observed_coverage, coverage_denominator
+from calibrate.analysis.plain import num as _num
+from calibrate.analysis.plain import pct as _pct
+from calibrate.analysis.plain import plain_tree as _plain_tree
+from calibrate.analysis.plain import records as _records
+from calibrate.analysis.rate import Rate
+from calibrate.analysis.rate import plain as _plain
+from calibrate.analysis.readiness_decision import (
+    _SOURCE_WORDS,
+    DECISIONS,
+    Criterion,
+    _bound_detail,
+    _capital,
+    _decide,
+    _needed_text,
+    best_text,
+    share_text,
+)
+from calibrate.analysis.stats import (
+    MIN_N,
+)
+from calibrate.analysis.step_data import (
+    _answer_rows,
+    _codes,
+    _distinct_pairs,
+    isin,
+)
+from calibrate.analysis.step_evidence import (
+    ModelChange,
+    Volume,
+    detect_model_change,
+    disagreement_drivers,
+    hours_saved_per_month,
+    labels_needed,
+    recent_volume,
+    replay,
+)
+from calibrate.analysis.threshold_view import ThresholdView, check_items, suggested_questions
+from calibrate.defaults import ReadinessOptions
+from calibrate.profile import FAIL, PASS, Kind, Question
+
+#: Without a certificate, at least this share more labels is asked for (see assess_step).
+NEEDED_FLOOR = 0.1
+
+
+@dataclass(frozen=True)
+class Enforcement:
+    """A step already enforced: the question is no longer whether to drop ``advisory``.
+
+    Parameters
+    ----------
+    monitor : StepMonitor
+        ``calibrate monitor`` on the step's checks recorded with ``advisory:
+        false`` in the report's window.
+    in_process_file : bool or None, default=None
+        Whether the current process version says ``advisory: false`` (``None``:
+        no process file names the step).
+    """
+
+    monitor: StepMonitor
+    in_process_file: bool | None = None
+
+    @property
+    def alarm(self) -> bool:
+        """Whether the monitor alarms (its alarm says: return the step to advisory)."""
+        return self.monitor.status == "alarm"
+
+    @property
+    def since(self) -> str:
+        """The day of the first enforced check in the window, ``YYYY-MM-DD``."""
+        at = self.monitor.enforced_since
+        return f"{at:%Y-%m-%d}" if at is not None else "an unknown day"
+
+
+#: The two things to do with an enforced step (:func:`enforced_pattern`).
+KEEP_ENFORCED, RETURN_TO_ADVISORY = "keep enforced", "return to advisory"
+#: What each monitor status says, in a sentence's middle.
+_MONITOR_WORDS = {
+    "ok": "the monitor has no alarm",
+    "warning": "the monitor has no alarm, only label-free warnings",
+    "no_audits": "the monitor has no audited passes yet",
+    "alarm": "the monitor alarms",
+}
+
+
+def enforced_pattern(decision: str, enforcement: Enforcement) -> tuple[str, dict[str, Any]]:
+    """What to do with a step already enforced, and the sentence that leads its reasons.
+
+    Keep it enforced only when the evidence would drop ``advisory`` today
+    (READY) and the monitor does not alarm; otherwise put ``advisory: true``
+    back: an alarm says the check got worse since the switch, NO says it cannot
+    meet the limits, NOT YET that nothing certifies its thresholds.
+
+    Returns
+    -------
+    (str, dict)
+        The leading reason, and the pattern ``{"recommended", "why",
+        "approve_step", "enforced"}`` (``recommended`` is
+        :data:`KEEP_ENFORCED` or :data:`RETURN_TO_ADVISORY`).
+    """
+    m = enforcement.monitor
+    since = f"Enforced since {enforcement.since} (advisory: false)"
+    monitor = _MONITOR_WORDS.get(m.status, f"the monitor says {m.status}")
+    back = (
+        "put advisory: true back on this step, so that a person decides every submission "
+        "again, and drop it again once the step is READY"
+    )
+    if enforcement.alarm:
+        alarm = m.warnings[0] if m.warnings else "see Since the switch"
+        lead = f"{since}; the monitor alarms ({alarm}): return it to advisory."
+        why = f"The monitor alarms on the enforced check: {back}."
+    elif decision == "READY":
+        lead = f"{since}; the evidence certifies the check and {monitor}: keep it enforced."
+        why = (
+            "Keep advisory: false and keep auditing passes as planned, so that the monitor "
+            "catches a rise of the false-pass rate. The plan is for the thresholds in force: "
+            "with new ones pasted, `calibrate monitor` plans it again at their passes."
+        )
+        if m.status == "no_audits":
+            why += " Draw the first audit now (see Since the switch)."
+    elif decision == "NO":
+        lead = (
+            f"{since}, but the evidence says the check cannot meet the limits (see below), "
+            f"although {monitor}: return it to advisory."
+        )
+        why = f"The labeled evidence does not support the enforced check: {back}."
+    else:
+        lead = (
+            f"{since}, but nothing certifies its thresholds yet and {monitor}, which certifies "
+            "nothing: return it to advisory until the step is READY."
+        )
+        why = f"Nothing certifies the enforced thresholds yet: {back}."
+    rec = KEEP_ENFORCED if decision == "READY" and not enforcement.alarm else RETURN_TO_ADVISORY
+    return lead, {"recommended": rec, "why": why, "enforced": True}
+
+
+@dataclass
+class StepReadiness:
+    """The decision for one checked step and its current evaluator model, with the evidence.
+
+    The JSON face is :meth:`to_dict`; the DataFrames and result objects
+    (agreement tables, calibration, the threshold search) are kept for the
+    report's tables and figures.
+    """
+
+    process: str
+    step: str
+    model: str | None
+    decision: str
+    reasons: list[str]
+    criteria: list[Criterion]
+    needed_labels: int | None
+    needed_days: float | None
+    suggested_check: list[dict[str, Any]]
+    current_check: list[dict[str, Any]]
+    thresholds: ThresholdView
+    audit: AuditPlan | None
+    hours_saved_per_month: float
+    prescreen_hours_per_month: float
+    pattern: dict[str, Any]
+    drift: Drift
+    model_change: ModelChange
+    volume: Volume
+    n_labeled: int
+    left_out: dict[str, int]
+    observed: dict[str, Any]
+    error: Rate
+    truncation: Rate
+    automation_bias: dict[str, Any]
+    has_approve_step: bool
+    decision_on_current_model: str | None = None
+    # evidence kept for the faces
+    agreement: pd.DataFrame | None = None
+    by_week: pd.DataFrame | None = None
+    by_model: pd.DataFrame | None = None
+    approvers: pd.DataFrame | None = None
+    drivers: pd.DataFrame | None = None
+    calibration: list[Any] = field(default_factory=list)
+    #: The audit the monitor's sequential test needs (:func:`calibrate.analysis.audit.plan_audit`).
+    sequential_audit: SequentialAuditPlan | None = None
+    #: The search's labels-needed estimate, timed at the step's labeling rate, when it is the
+    #: number asked for (``needed_labels`` is then its ``more``).
+    needed: NeededLabels | None = None
+    #: Set when the step is already enforced: the report speaks of keeping it so or not.
+    enforcement: Enforcement | None = None
+
+    def enforced_dict(self) -> dict[str, Any] | None:
+        """``enforced`` of report.json: since when, what the monitor says, what to do."""
+        e = self.enforcement
+        if e is None:
+            return None
+        return {
+            "since": e.monitor.enforced_since.isoformat() if e.monitor.enforced_since else None,
+            "in_process_file": e.in_process_file,
+            "monitor_status": e.monitor.status,
+            "recommended": self.pattern.get("recommended"),
+        }
+
+    def needed_dict(self) -> dict[str, Any] | None:
+        """``needed_labels`` of report.json: ``{"total", "more", "probability", "weeks", ...}``.
+
+        The search's estimate when it is the number asked for; otherwise the
+        number asked for with ``probability`` ``null`` (the minimum of labeled
+        checks, or the bound solved at the observed rates); ``null`` when more
+        labels cannot help (NO).
+        """
+        if self.needed_labels is None:
+            return None
+        if self.needed is not None:
+            return self.needed.to_dict()
+        weeks = self.needed_days / 7 if self.needed_days is not None else None
+        return {
+            "total": self.n_labeled + self.needed_labels,
+            "more": self.needed_labels,
+            "probability": None,
+            "weeks": None if weeks is None else round(weeks, 1),
+        }
+
+    @property
+    def audit_rate(self) -> float | None:
+        """The share of passes to audit: the sequential plan's (1 when none suffices)."""
+        if self.sequential_audit is not None:
+            rate = self.sequential_audit.rate
+            return rate if rate is not None else 1.0
+        return self.audit.rate if self.audit is not None else None
+
+    @property
+    def sort_key(self) -> tuple[int, float]:
+        """READY first, then NOT_YET, then NO; within each the most hours saved first."""
+        hours = self.hours_saved_per_month if np.isfinite(self.hours_saved_per_month) else -1.0
+        return DECISIONS.index(self.decision), -hours
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step object of report.json (``report.schema.json``)."""
+        t = self.thresholds
+        return {
+            "process": self.process,
+            "step": self.step,
+            "model": self.model,
+            "decision": self.decision,
+            "reasons": list(self.reasons),
+            "criteria": [c.to_dict() for c in self.criteria],
+            "needed_labels": self.needed_dict(),
+            "needed_days": _plain(self.needed_days),
+            "suggested_check": self.suggested_check,
+            "current_check": self.current_check,
+            "certified": (
+                {k: _plain(v) for k, v in t.certified.items()} if t.certified is not None else None
+            ),
+            "best_bounds": {k: _plain(v) for k, v in t.best_bounds.items()},
+            "expected": {k: _plain(v) for k, v in t.expected.items()},
+            "current": {k: _plain(v) for k, v in t.current.items()},
+            "status": t.status,
+            "audit_rate": _plain(self.audit_rate),
+            "audit": self.audit.to_dict() if self.audit else None,
+            "sequential_audit": self.sequential_audit.to_dict() if self.sequential_audit else None,
+            "hours_saved_per_month": _plain(self.hours_saved_per_month),
+            "prescreen_hours_per_month": _plain(self.prescreen_hours_per_month),
+            "pattern": self.pattern,
+            "enforced": self.enforced_dict(),
+            "n_labeled": self.n_labeled,
+            "left_out": dict(self.left_out),
+            "observed": _plain_tree(self.observed),
+            "error_rate": self.error.to_dict(),
+            "truncation_rate": self.truncation.to_dict(),
+            "drift": self.drift.to_dict(),
+            "model_change": self.model_change.to_dict(),
+            "decision_on_current_model": self.decision_on_current_model,
+            "volume": self.volume.to_dict(),
+            "automation_bias": _plain_tree(self.automation_bias),
+            "agreement": agreement_mod.agreement_records(self.agreement)
+            if self.agreement is not None
+            else [],
+            "drivers": _records(self.drivers),
+        }
+
+
+def current_wording(
+    subs: pd.DataFrame, answers: pd.DataFrame, questions: Sequence[Question]
+) -> pd.Series:
+    """Whether each check was asked the current questions (boolean, indexed like ``subs``).
+
+    The current questions are those of the process file (``questions``), else
+    those of the latest check. A check matches when it answered exactly that
+    set of ``ask`` texts; an ``error`` verdict (no answers) matches.
+    """
+    if questions:
+        current = frozenset(q.ask for q in questions)
+    else:
+        timed = answers.sort_values("at", kind="stable") if "at" in answers else answers
+        last = timed["check_id"].iloc[-1] if len(timed) else None
+        current = (
+            frozenset(timed.loc[timed["check_id"] == last, "ask"])
+            if last is not None
+            else frozenset()
+        )
+    # Counts per check instead of a set per check: it matches when every distinct ask
+    # it answered is current and it answered all of them.
+    rows = _answer_rows(subs["check_id"], answers["check_id"]) if len(answers) else np.zeros(0, int)
+    ask_code, asks = _codes(answers["ask"]) if len(answers) else (rows, pd.Index([]))
+    keep = (rows >= 0) & (ask_code >= 0)
+    check, ask = _distinct_pairs(rows[keep], ask_code[keep], len(asks))
+    is_current = np.array([a in current for a in asks], bool)
+    n = np.bincount(check, minlength=len(subs))
+    known = np.bincount(check, weights=is_current[ask], minlength=len(subs))
+    # A check without answers (an error verdict) matches: it was asked the current questions.
+    match = (n == 0) | ((n == known) & (known == len(current)))
+    return pd.Series(match, index=subs.index)
+
+
+def assess_step(
+    subs: pd.DataFrame,
+    answers: pd.DataFrame,
+    *,
+    thresholds: ThresholdView | Mapping[str, Any],
+    questions: Sequence[Question] = (),
+    options: ReadinessOptions | None = None,
+    has_approve_step: bool = False,
+    calibration: Sequence[Any] = (),
+    enforcement: Enforcement | None = None,
+) -> StepReadiness:
+    """The decision for one checked step, from its checks, answers and threshold search.
+
+    Parameters
+    ----------
+    subs : pandas.DataFrame
+        The step's checks, all models, as :func:`calibrate.dataset.submissions`.
+    answers : pandas.DataFrame
+        The step's answers, as :func:`calibrate.dataset.answers`.
+    thresholds : ThresholdView or mapping
+        The threshold search on the current model and wording: a
+        :class:`ThresholdView` or a step object of ``calibrate thresholds
+        --format json`` (issue 5).
+    questions : sequence of Question
+        The step's questions as the process file defines them (may be empty).
+    options : ReadinessOptions, optional
+    has_approve_step : bool, default=False
+        Whether people's decisions come from an ``approve`` step (a signature
+        may be required), which makes pre-screening a candidate pattern.
+    calibration : sequence of QuestionCalibration
+        Kept for the report's figures.
+    enforcement : Enforcement, optional
+        The step is already enforced: the pattern and the first reason say
+        whether to keep it so (:func:`enforced_pattern`), and the audit plan is
+        the monitor's, at the enforced thresholds.
+
+    Returns
+    -------
+    StepReadiness
+    """
+    opts = options or ReadinessOptions()
+    tv = (
+        thresholds
+        if isinstance(thresholds, ThresholdView)
+        else ThresholdView.from_mapping(thresholds)
+    )
+    if subs.empty:
+        raise ValueError("assess_step needs at least one check of the step")
+    process, step = str(subs["process"].iloc[0]), str(subs["step"].iloc[0])
+    change = detect_model_change(subs)
+    model = change.current
+    model_col = subs["model"].astype(object).where(subs["model"].notna(), "(unknown model)")
+    cur_model = subs[(model_col == model).to_numpy()]
+    ans_model = answers[isin(answers["check_id"], cur_model["check_id"])]
+    wording = current_wording(cur_model, ans_model, questions)
+    cur = cur_model[wording.to_numpy(dtype=bool)]
+    ans = ans_model[isin(ans_model["check_id"], cur["check_id"])]
+    left_out = {
+        "other_models": int(len(subs) - len(cur_model)),
+        "other_wording": int(len(cur_model) - len(cur)),
+    }
+    labeled = cur[cur["label"].notna()]
+    n_labeled = int((labeled["verdict"] != "error").sum())
+
+    # Rates of the evaluator's health, over every check of the current model.
+    error = Rate(int((cur["verdict"] == "error").sum()), int(len(cur)))
+    truncation = Rate(int(cur["truncated"].astype(bool).sum()), int(len(cur)))
+    drift = drift_test(labeled["at"], labeled["verdict"], labeled["label"], level=opts.drift_level)
+    volume = recent_volume(cur, days=opts.recent_days)
+
+    # The suggestion (or today's thresholds) replayed on the labeled history: a point
+    # estimate beside the bound.
+    current_qs = list(questions) or _questions_from_answers(ans)
+    try:
+        suggested_qs = (
+            suggested_questions(tv.check, current_qs) if tv.status == "ok" and tv.check else []
+        )
+    except Exception:  # noqa: BLE001 - a malformed suggestion must not sink the report
+        suggested_qs = []
+    lab_ans = ans[ans["label"].notna()]
+    y = labeled.set_index("check_id")["label"].astype(bool)
+    observed = {
+        "suggested": _replay_rates(lab_ans, suggested_qs, y) if suggested_qs else None,
+        "current": _replay_rates(lab_ans, current_qs, y) if current_qs else None,
+        "recorded": _recorded_rates(labeled),
+    }
+    source = next((k for k in ("suggested", "current", "recorded") if observed[k]), None)
+    point = {**observed[source], "source": source} if source else None
+
+    auto_pass = _num(tv.expected.get("auto_pass"))
+    auto_fail = _num(tv.expected.get("auto_fail"))
+    if auto_pass is None and suggested_qs and observed["suggested"]:
+        auto_pass, auto_fail = (
+            observed["suggested"]["auto_pass"],
+            observed["suggested"]["auto_fail"],
+        )
+    coverage = (auto_pass or 0.0) + (auto_fail or 0.0) if auto_pass is not None else None
+
+    # Without a certificate the search reports the best single-candidate bounds: shown, never passed.
+    certified = tv.status == "ok" and tv.certified is not None
+    bounds = tv.certified if certified else tv.best_bounds
+    fp_upper = _num(bounds.get("false_pass_upper"))
+    ff_upper = _num(bounds.get("false_fail_upper"))
+    plenty = n_labeled >= opts.min_labels
+    best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
+    # The denominators the shares are of, so that no figure goes without its n.
+    cov_n = int(tv.n_labeled or n_labeled)
+    best_n = coverage_denominator(tv.raw)
+    if best_cov is not None:
+        right_way = best_cov >= opts.min_coverage
+    else:
+        right_way = _points_right_way(point, opts)
+    poor = plenty and (tv.status == "unattainable" or not right_way)
+
+    # Labels needed: the search's own estimate (it reruns the search on resampled data); without
+    # one, what both bounds need to reach their limits at the observed rates.
+    estimate = tv.needed if tv.status == "insufficient_data" and tv.needed is not None else None
+    hopeless = estimate if estimate is not None and estimate.more is None else None
+    estimate = estimate if estimate is not None and estimate.more is not None else None
+    needed = estimate.more if estimate is not None else tv.needed_labels
+    if needed is None and point is not None and right_way and hopeless is None:
+        totals = [
+            labels_needed(
+                k_false_pass=point[key]["k"], n_pass=point[key]["n"], n_labeled=max(n_labeled, 1),
+                alpha=limit, delta=opts.delta,
+            )
+            for key, limit in (("false_pass", opts.alpha), ("false_fail", opts.beta))
+            if point[key]["n"] > 0
+        ]  # fmt: skip
+        if totals and all(t is not None for t in totals):
+            needed = max(0, max(totals) - n_labeled)
+    if needed is not None and tv.status != "ok" and estimate is None:
+        # The search certifies along a path and can stop early on a few unlucky labels, so
+        # an estimate at the observed rates is a lower bound: ask for at least a tenth more.
+        needed = max(needed, math.ceil(NEEDED_FLOOR * n_labeled), 1)
+    if not plenty:
+        # Too thin to judge: at least the floor, more if the bound needs it.
+        needed = max(needed or 0, opts.min_labels - n_labeled)
+
+    criteria = _criteria(
+        opts=opts, n_labeled=n_labeled, tv=tv, fp_upper=fp_upper, ff_upper=ff_upper,
+        coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
+        poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
+        cov_n=cov_n, best_n=best_n,
+    )  # fmt: skip
+    decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
+                       best_cov=best_cov, right_way=right_way, cov_n=cov_n,
+                       best_n=best_n)  # fmt: skip
+    decision, reasons = _decide(criteria, **decide_args)
+    without_change = None
+    if change.changed:
+        rest = [c for c in criteria if c.name != "evaluator_models"]
+        without_change, _ = _decide(rest, **decide_args)
+        if change.changed_at is not None and not change.interleaved:
+            how = f"re-run with --since {_since_arg(cur_model, subs, change)}"
+        else:
+            how = f"re-run with --model {model}"  # no clean cut in time to start from
+        reasons.append(
+            f"On {model} alone ({n_labeled} labeled) the other criteria give "
+            f"{without_change.replace('_', ' ')}: {how} to judge the new model on its own."
+        )
+
+    if decision == "READY":
+        needed = 0
+    elif decision == "NO":
+        needed = None
+    needed_days = None
+    if needed and np.isfinite(volume.labeled_per_week) and volume.labeled_per_week > 0:
+        needed_days = needed / (volume.labeled_per_week / 7)
+    # The estimate is the number asked for unless the minimum of labeled checks asks for more.
+    if estimate is not None and needed == estimate.more:
+        estimate = estimate.at_rate(volume.labeled_per_week)
+    else:
+        estimate = None
+    if decision == "NOT_YET" and hopeless is not None:
+        reasons.append(f"The threshold search's estimate: {hopeless.sentence()}.")
+    if decision == "NOT_YET" and needed:
+        reasons.append(
+            _capital(estimate.sentence()) + "."
+            if estimate is not None
+            else _needed_text(needed, needed_days)
+        )
+
+    # After the switch: audit and hours saved.
+    audit = None
+    sequential = None
+    hours = float("nan")
+    prescreen_hours = float("nan")
+    plannable = certified and auto_pass is not None and np.isfinite(volume.checks_per_week)
+    if enforcement is not None:
+        # One plan for an enforced step: the monitor's, at the thresholds in force and the
+        # passes it has seen (none while it alarms: the step goes back to advisory).
+        sequential = enforcement.monitor.plan
+    elif plannable:
+        # Only a certified suggestion has shares worth planning on.
+        audit = audit_plan(
+            alpha=opts.alpha, passes_per_week=volume.checks_per_week * auto_pass,
+            weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
+            power=opts.audit_power,
+        )  # fmt: skip
+        # The audit the monitor's sequential test needs: what the report plans and the hours count.
+        sequential = plan_audit(
+            passes_per_week=volume.checks_per_week * auto_pass, alpha=opts.alpha,
+            delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
+            power=opts.audit_power,
+        )  # fmt: skip
+    if plannable:
+        rate = sequential.rate if sequential is not None and sequential.rate is not None else 1.0
+        hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
+            auto_fail=auto_fail or 0.0, audit_rate=rate,
+            minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+        prescreen_hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=0.0, auto_fail=auto_fail or 0.0,
+            audit_rate=None, minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+
+    agree = agreement_mod.agreement(cur, by=[])
+    # Weeks by where their labels come from: reviews of every verdict before the switch, audit
+    # draws after it (rates flagged where the draw's probabilities differ).
+    by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])
+    # The same split per model: an audit draw's labels are not pooled with advisory reviews.
+    by_model = agreement_mod.agreement(subs, by=["model", "labels"])
+    appr = agreement_mod.approvers(cur) if len(labeled) else None
+    bias = _automation_bias(cur, appr)
+    drivers = disagreement_drivers(ans, top=8)
+    distrust = any(
+        not c.ok
+        and (
+            c.name.startswith("drift_")
+            or c.name in ("evaluator_models", "error_rate", "truncation_rate")
+        )
+        for c in criteria
+    )
+    if enforcement is not None:
+        lead, pattern = enforced_pattern(decision, enforcement)
+        pattern["approve_step"] = has_approve_step
+        reasons.insert(0, lead)
+    else:
+        pattern = _pattern(
+            decision=decision, has_approve_step=has_approve_step, opts=opts,
+            ff_upper=ff_upper if certified and not distrust else None,
+            auto_fail=auto_fail, prescreen_hours=prescreen_hours,
+        )  # fmt: skip
+    return StepReadiness(
+        process=process,
+        step=step,
+        model=model,
+        decision=decision,
+        reasons=reasons,
+        criteria=criteria,
+        needed_labels=needed,
+        needed_days=needed_days,
+        suggested_check=check_items(suggested_qs)
+        if suggested_qs
+        else _as_items(tv.check, current_qs),
+        current_check=check_items(current_qs),
+        thresholds=tv,
+        audit=audit,
+        sequential_audit=sequential,
+        hours_saved_per_month=hours,
+        prescreen_hours_per_month=prescreen_hours,
+        pattern=pattern,
+        drift=drift,
+        model_change=change,
+        volume=volume,
+        n_labeled=n_labeled,
+        left_out=left_out,
+        observed=observed,
+        error=error,
+        truncation=truncation,
+        automation_bias=bias,
+        has_approve_step=has_approve_step,
+        decision_on_current_model=without_change,
+        agreement=agree,
+        by_week=by_week,
+        by_model=by_model,
+        approvers=appr,
+        drivers=drivers,
+        calibration=list(calibration),
+        needed=estimate,
+        enforcement=enforcement,
+    )
+
+
+def _questions_from_answers(ans: pd.DataFrame) -> list[Question]:
+    """The questions as the answers' threshold columns describe them (no process file)."""
+    from calibrate.dataset import question_from_row
+
+    if ans.empty:
+        return []
+    first = ans.sort_values("position", kind="stable").drop_duplicates("ask")
+    out = []
+    for rec in first.to_dict("records"):
+        try:
+            q = question_from_row(rec)
+        except Exception:  # noqa: BLE001 - a question without thresholds is shown as asked
+            continue
+        if q.kind is Kind.YES_NO and q.pass_p is None:
+            continue
+        out.append(q)
+    return out
+
+
+def _as_items(
+    check: Sequence[Mapping[str, Any]], current: Sequence[Question]
+) -> list[dict[str, Any]]:
+    """QUESTION dicts with the answer texts of ``current`` restored (as the search gives them, else)."""
+    try:
+        return check_items(suggested_questions(check, current))
+    except Exception:  # noqa: BLE001 - keep the search's own dicts when they cannot be parsed
+        return [dict(q) for q in check]
+
+
+def _since_arg(cur_model: pd.DataFrame, subs: pd.DataFrame, change: ModelChange) -> str:
+    """A ``--since`` value that starts the window at the model change (to the second when safe)."""
+    first = pd.Timestamp(change.changed_at)
+    floor = first.floor("s")
+    others = subs[~isin(subs["check_id"], cur_model["check_id"])]
+    before = pd.to_datetime(others["at"], utc=True)
+    safe = before.isna().all() or bool((before.dropna() < floor).all())
+    stamp = floor if safe else first
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S") + ("" if safe else f".{stamp.microsecond:06d}") + "Z"
+
+
+def _points_right_way(point: dict[str, Any] | None, opts: ReadinessOptions) -> bool:
+    """Whether the observed (point) rates already meet the limits, so more labels would help."""
+    if not point or not point["false_pass"]["n"]:
+        return False
+    fp = point["false_pass"]["rate"]
+    ff = point["false_fail"]["rate"]
+    return (
+        fp is not None
+        and fp < opts.alpha
+        and (ff is None or ff < opts.beta)
+        and point["coverage"] >= opts.min_coverage
+    )
+
+
+def _recorded_rates(labeled: pd.DataFrame) -> dict[str, Any] | None:
+    if labeled.empty:
+        return None
+    v = labeled["verdict"].astype(str).to_numpy()
+    y = labeled["label"].astype(bool).to_numpy()
+    return _rates_from(v == "pass", v == "fail", y)
+
+
+def _replay_rates(
+    lab_ans: pd.DataFrame, qs: Sequence[Question], y: pd.Series
+) -> dict[str, Any] | None:
+    codes = replay(lab_ans, qs)
+    if codes.empty:
+        return None
+    # The label of each replayed check, looked up by integer codes rather than a text index.
+    at = _answer_rows(pd.Series(y.index), pd.Series(codes.index))
+    yy = np.where(at >= 0, y.to_numpy(dtype=bool)[np.maximum(at, 0)], True)
+    c = codes.to_numpy()
+    return _rates_from(c == PASS, c == FAIL, yy)
+
+
+def _rates_from(passed: np.ndarray, failed: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    n = int(len(y))
+    fp = Rate(int((passed & ~y).sum()), int(passed.sum()))
+    ff = Rate(int((failed & y).sum()), int(failed.sum()))
+    return {
+        "n": n,
+        "false_pass": fp.to_dict(),
+        "false_fail": ff.to_dict(),
+        "auto_pass": float(passed.mean()) if n else float("nan"),
+        "auto_fail": float(failed.mean()) if n else float("nan"),
+        "coverage": float((passed | failed).mean()) if n else 0.0,
+    }
+
+
+def _criteria(
+    *, opts: ReadinessOptions, n_labeled: int, tv: ThresholdView, fp_upper: float | None,
+    ff_upper: float | None, coverage: float | None, drift: Drift, change: ModelChange,
+    error: Rate, truncation: Rate, poor: bool, plenty: bool, point: dict[str, Any] | None,
+    certified: bool = True, best_cov: float | None = None, cov_n: int = 0, best_n: int = 0,
+) -> list[Criterion]:  # fmt: skip
+    thin = "NO" if poor else "NOT_YET"
+    conf = 1 - opts.delta
+    which = _SOURCE_WORDS.get(point.get("source") if point else None, "today's")
+    out = [
+        Criterion(
+            "labeled_submissions", n_labeled, opts.min_labels, n_labeled >= opts.min_labels,
+            "NOT_YET", "labeled checks on the current model and wording",
+            f"{n_labeled} labeled (error verdicts excluded); at least {opts.min_labels} needed",
+        ),
+        Criterion(
+            "false_pass_upper", fp_upper, opts.alpha,
+            certified and fp_upper is not None and fp_upper <= opts.alpha,
+            thin, f"certified false-pass bound ({conf:.0%} confidence)",
+            _bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which),
+        ),
+        Criterion(
+            "false_fail_upper", ff_upper, opts.beta,
+            certified and ff_upper is not None and ff_upper <= opts.beta,
+            thin, f"certified false-fail bound ({conf:.0%} confidence)",
+            _bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),
+        ),
+        Criterion(
+            "coverage", coverage, opts.min_coverage,
+            coverage is not None and coverage >= opts.min_coverage,
+            "NO" if plenty and tv.status == "ok" else thin,
+            "share decided without a person (pass + fail)",
+            ("no thresholds to measure" if coverage is None else
+             f"{share_text(coverage, cov_n)} expected under the "
+             f"{'suggested' if certified else 'current'} thresholds")
+            + ("" if best_cov is None else
+               f"; at best {best_text(f'{best_cov:.1%}', best_n)}, among the searched thresholds "
+               "with observed error rates within the limits"),
+        ),
+    ]  # fmt: skip
+    for t in drift.tests:
+        name = f"drift_{t.rate}"
+        out.append(
+            Criterion(
+                name,
+                _plain(t.p_value),
+                t.level,
+                t.testable and not t.drifted,
+                "NO" if t.testable else "NOT_YET",
+                f"no rise in the {t.rate.replace('_', '-')} rate (one-sided p-value)",
+                (
+                    f"earlier {t.earlier.text()} vs recent {t.recent.text()}; {t.method} test"
+                    if t.testable
+                    else "not testable: a half of the window has none"
+                ),
+            )  # fmt: skip
+        )
+    models_detail = ", ".join(
+        f"{m['model']} ({m['checks']} checks from {m['first_at']})" for m in change.models
+    )
+    out.append(
+        Criterion(
+            "evaluator_models",
+            len(change.models),
+            1,
+            len(change.models) <= 1,
+            "NO",
+            "one evaluator model throughout the window",
+            models_detail or "no checks",
+        )
+    )
+    out.append(
+        Criterion(
+            "error_rate",
+            _plain(error.rate),
+            opts.max_error_rate,
+            error.n > 0 and error.rate <= opts.max_error_rate,
+            # A rate over a handful of checks is noise: wait rather than refuse.
+            "NO" if error.n >= MIN_N else "NOT_YET",
+            "share of error verdicts (the evaluator did not answer)",
+            # Above its limit, the rate's digits keep "above the limit" true in print.
+            error.text_against(opts.max_error_rate, ">")
+            if error.n and error.rate > opts.max_error_rate
+            else error.text(),
+        )
+    )
+    out.append(
+        Criterion(
+            "truncation_rate",
+            _plain(truncation.rate),
+            opts.max_truncation_rate,
+            truncation.n > 0 and truncation.rate <= opts.max_truncation_rate,
+            "NO" if truncation.n >= MIN_N else "NOT_YET",
+            "share of checks with truncated run data",
+            # Above its limit, the rate's digits keep "above the limit" true in print.
+            truncation.text_against(opts.max_truncation_rate, ">")
+            if truncation.n and truncation.rate > opts.max_truncation_rate
+            else truncation.text(),
+        )
+    )
+    return out
+
+
+def _pattern(
+    *, decision: str, has_approve_step: bool, ff_upper: float | None, opts: ReadinessOptions,
+    auto_fail: float | None, prescreen_hours: float,
+) -> dict[str, Any]:  # fmt: skip
+    """Replace the approval, pre-screen it (check-1 §4), or keep approving as today.
+
+    Pre-screening drops ``advisory`` but keeps the approve step: only the
+    check's fails act alone (sent back before a person sees them), so it
+    needs a certified false-fail bound and trust in the evaluator (no drift,
+    one model, errors and truncations within limits), but no false-pass bound:
+    the approver still signs every pass.
+    """
+    ff_ok = ff_upper is not None and ff_upper <= opts.beta and (auto_fail or 0) > 0
+    if decision == "READY":
+        rec = "replace"
+        why = (
+            "Drop advisory and, where policy allows, delete the approve step. Where policy "
+            "requires a signature, pre-screen instead: keep the approve step; fails go back to "
+            "the agent before a person sees them and the approver spends time where the check "
+            "was unsure."
+        )
+    elif ff_ok:
+        rec = "pre-screen"
+        why = (
+            "The check cannot replace the approval yet, but its fails are trustworthy (certified "
+            f"false-fail bound {_pct(ff_upper)} <= {opts.beta:.0%}): keep the approve step and "
+            "drop advisory so that fails go back to the agent before an approver sees them "
+            f"(saves about {prescreen_hours:.1f} hours a month); the approver still signs every pass."
+        )
+    else:
+        rec = "keep advisory"
+        why = "Keep advisory: true and keep approving every submission until the check qualifies."
+    if not has_approve_step and rec != "keep advisory":
+        why += " (Decisions for this step come from a decision table, not an approve step.)"
+    return {"recommended": rec, "why": why, "approve_step": has_approve_step}
+
+
+def _automation_bias(cur: pd.DataFrame, appr: pd.DataFrame | None) -> dict[str, Any]:
+    """Approver flags and the agreement without the flagged approvers' decisions."""
+    note = (
+        "Approvers saw the check's verdict before deciding (check-1 §3), so measured agreement "
+        "may be inflated by automation bias; audit reviewers should not see the verdict."
+    )
+    if appr is None or appr.empty:
+        return {"note": note, "flagged": [], "without_flagged": None}
+    flagged = appr[appr["flag"].astype(bool)]
+    names = [str(a) for a in flagged["approver"].tolist()]
+    out: dict[str, Any] = {
+        "note": note,
+        "flagged": [
+            {"approver": str(r.approver), "reason": str(r.flag_reason), "n": int(r.n)}
+            for r in flagged.itertuples(index=False)
+        ],
+        "without_flagged": None,
+    }
+    if names:
+        rest = cur[~cur["decided_by"].astype(object).isin(names).to_numpy()]
+        row = agreement_mod.agreement(rest, by=[]).iloc[0] if len(rest) else None
+        if row is not None:
+            out["without_flagged"] = {
+                "n": int(row["n"]),
+                "agree": Rate(
+                    int(row["pass_acceptable"] + row["fail_not_acceptable"]), int(row["n_decided"])
+                ).to_dict(),
+                "false_pass": Rate(int(row["pass_not_acceptable"]), int(row["n_pass"])).to_dict(),
+            }
+    return out
