@@ -97,6 +97,10 @@ def _unit_number(value: Any, what: str) -> float:
     return float(value)
 
 
+#: An unsure band of a yes/no question narrower than this is remarked on (:meth:`Question.remarks`).
+NARROW_UNSURE = 0.01
+
+
 @dataclass(frozen=True)
 class Question:
     """One question of a check with the thresholds in force.
@@ -227,6 +231,35 @@ class Question:
             out["pass"] = self.pass_level
             if self.confidence is not None:
                 out["confidence"] = self.confidence
+        return out
+
+    def remarks(self) -> list[str]:
+        """What a person pasting these thresholds should know: a question that decides
+        nothing, a question that is never unsure, or an unsure band too narrow to matter.
+
+        Examples
+        --------
+        >>> Question("How complete?", Kind.RUBRIC, pass_level=0, confidence=0.0).remarks()
+        ['passes every answer: it no longer affects the verdict (keep it to record the answers, or drop it)']
+        """
+        out = []
+        never_unsure = not self.confidence  # None or 0: no confidence makes it unsure
+        if self.kind is Kind.RUBRIC and self.pass_level == 0 and never_unsure:
+            out.append(
+                "passes every answer: it no longer affects the verdict (keep it to record the "
+                "answers, or drop it)"
+            )
+        elif self.kind is Kind.CHOICE and not self.unsure_names and never_unsure and self.one_of:
+            if set(self.pass_names) >= set(self.one_of):
+                out.append("passes every answer: it no longer affects the verdict")
+        elif self.kind is Kind.YES_NO and self.pass_p is not None:
+            if self.pass_p <= 0:
+                out.append("passes every answer: it no longer affects the verdict")
+            elif self.fail_p is not None and 0 < self.pass_p - self.fail_p < NARROW_UNSURE:
+                out.append(
+                    f"unsure only for yes-probabilities in [{self.fail_p:g}, {self.pass_p:g}): "
+                    "almost every answer is decided"
+                )
         return out
 
     def decide(self, answer: Any, confidence: Any = None) -> np.ndarray:

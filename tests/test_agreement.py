@@ -632,7 +632,10 @@ def test_audit_draws_at_unequal_rates_are_flagged_not_silently_pooled():
     })  # fmt: skip
     row = agreement(subs, by=["labels"]).iloc[0]
     assert row["labels"] == "audit draw" and bool(row["unequal_draws_pass"])
-    assert "unequal rates" in row["note"]
+    assert "did not offer every pass alike" in row["note"]
+    # Withheld, not shown unweighted; the counts stay.
+    assert np.isnan(row["false_pass_rate"]) and np.isnan(row["false_pass_high"])
+    assert int(row["n_pass"]) == 6
     same = agreement(subs.assign(inclusion_p=0.1), by=["labels"]).iloc[0]
     assert not bool(same["unequal_draws"]) and "unequal" not in same["note"]
     # The design, not the sample: an undrawn far-band pass at another probability counts.
@@ -646,6 +649,9 @@ def test_audit_draws_at_unequal_rates_are_flagged_not_silently_pooled():
     only = agreement(pd.concat([subs.assign(inclusion_p=0.1), fails]), by=["week"]).iloc[0]
     assert bool(only["unequal_draws"]) and not bool(only["unequal_draws_pass"])
     assert "false-pass rate holds" in only["note"]
+    # A pass-only draw says nothing of the check's fails: TNR, TPR, agreement, kappa withheld.
+    assert all(np.isnan(only[c]) for c in ("tnr", "tpr", "agree", "kappa", "false_fail_rate"))
+    assert np.isfinite(only["false_pass_rate"])
     # Reviews pooled with audit draws: a reviewed check counts as drawn with probability 1.
     review = subs.assign(advisory=True, audited=False, inclusion_p=np.nan)
     pooled = agreement(pd.concat([review, subs.assign(inclusion_p=0.5)]), by=[]).iloc[0]

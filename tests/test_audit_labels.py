@@ -131,3 +131,26 @@ def test_certification_reads_the_same_audit_label_as_the_monitor(tmp_path, expor
     assert int((~labels.astype(bool)).sum()) == int((reviewed["decision"] == "rejected").sum())
     assert int((~labels.astype(bool)).sum()) == false_passes(con).bad
     con.close()
+
+
+def test_certification_leaves_audit_labels_out_unless_every_decision_is_kept(tmp_path, export):
+    """A draw among the enforced check's own passes is not a sample of every submission: the
+    threshold search certifies on reviews of every verdict and counts the audits it left out;
+    --with-escalations (Filters(escalations=True)) keeps every decision after the switch."""
+    from calibrate.analysis.thresholds import suggest_from_store
+    from calibrate.dataset import Filters
+
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    audit.write_csv(result, tmp_path / "audit.csv")
+    filled = tmp_path / "filled.csv"
+    review_audit(tmp_path / "audit.csv", export / ".truth", filled)
+    ingest(con, [filled])
+    (default,) = suggest_from_store(con, Filters(**STEP)).steps
+    (kept,) = suggest_from_store(con, Filters(**STEP, escalations=True)).steps
+    con.close()
+    assert default.left_out["audits"] == result.n_drawn
+    assert any("audit decisions after the switch left out" in n for n in default.notes)
+    assert kept.left_out["audits"] == 0
+    assert kept.n_labeled > default.n_labeled + result.n_drawn - 1

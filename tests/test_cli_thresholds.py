@@ -136,7 +136,7 @@ def test_table_fits_80_columns_and_says_too_few(store):
     assert "\x1b" not in res.stdout
     assert any(line.startswith("ok · vendor / check_vendor") for line in lines)
     assert any(line.startswith("insufficient_data · vendor / check") for line in lines)
-    assert "95% intervals" in res.stdout
+    assert "95% Clopper-Pearson" in res.stdout
     assert any(line.lstrip().startswith("*") and "5.0%" in line for line in lines)  # --alpha marked
     assert "insufficient_data" in res.stdout
 

@@ -548,22 +548,23 @@ def test_table_rows_as_a_spreadsheet_shows_them_blank_rows_and_decisions_in_any_
         ",,,,,,,",  # row 3: blank, no record
         'r2,p,s,1, REJECTED ,ana,2026-10-02T10:00:00Z,"two\nlines"',  # row 4 (one row, two lines)
         "r3,p,s,1,maybe,ana,2026-10-02T10:00:00Z,",  # row 5
+        "r4,p,s,1,approved\t,ana,2026-10-02T10:00:00Z,",  # row 6: a cell's trailing tab
     ]
     path = tmp_path / "d.csv"
     path.write_text("\n".join(rows) + "\n")
     con = connect(":memory:")
     (f,) = ingest(con, [path]).files
-    assert (f.read, f.loaded, f.quarantined) == (3, 2, 1)
+    assert (f.read, f.loaded, f.quarantined) == (4, 3, 1)
     assert con.execute("SELECT json_path FROM quarantine").fetchall() == [("row 5",)]
     got = dict(con.execute("SELECT run_id, decision FROM decisions").fetchall())
-    assert got == {"r1": "approved", "r2": "rejected"}
+    assert got == {"r1": "approved", "r2": "rejected", "r4": "approved"}
     # The same table as Parquet: the blank row is no record there either; rows keep their number.
     frame = pd.read_csv(path, dtype=str, keep_default_na=False).replace("", None)
     parquet = tmp_path / "d.parquet"
     frame.to_parquet(parquet)
     con = connect(":memory:")
     (f,) = ingest(con, [parquet]).files
-    assert (f.read, f.loaded, f.quarantined) == (3, 2, 1)
+    assert (f.read, f.loaded, f.quarantined) == (4, 3, 1)
     assert con.execute("SELECT json_path FROM quarantine").fetchall() == [("row 4",)]
 
 

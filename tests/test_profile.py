@@ -206,3 +206,16 @@ def test_limits_with_fail_above_pass_are_refused():
     with pytest.raises(ProcessFileError, match="checkFail 0.6 is above checkPass 0.4"):
         Limits.from_json({"limits": {"checkPass": 0.4, "checkFail": 0.6}})
     assert Limits.from_json({"limits": {"checkPass": 0.6, "checkFail": 0.6}}).check_fail == 0.6
+
+
+def test_remarks_name_a_question_switched_off_or_a_band_too_narrow_to_matter():
+    from calibrate.profile import Kind, Question
+
+    off = Question("How complete?", Kind.RUBRIC, pass_level=0, confidence=0.0)
+    assert "no longer affects the verdict" in off.remarks()[0]
+    assert Question("How complete?", Kind.RUBRIC, pass_level=0, confidence=0.8).remarks() == []
+    narrow = Question("Matches?", Kind.YES_NO, pass_p=0.15401, fail_p=0.154)
+    assert "almost every answer is decided" in narrow.remarks()[0]
+    assert Question("Matches?", Kind.YES_NO, pass_p=0.9, fail_p=0.5).remarks() == []
+    every = Question("Does?", Kind.CHOICE, pass_names=("a", "b"), one_of={"a": "A", "b": "B"})
+    assert "no longer affects the verdict" in every.remarks()[0]

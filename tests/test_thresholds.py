@@ -236,7 +236,7 @@ def test_step_data_uses_the_latest_model_and_counts_what_it_leaves_out(store_con
     qs = process_questions(store_con)[("vendor", "check_vendor")]
     data = th.step_data(subs, ans, questions=qs)
     assert data.model == "m2"
-    assert data.left_out == {"other_models": 150, "other_wording": 1}
+    assert data.left_out == {"other_models": 150, "other_wording": 1, "audits": 0}
     assert data.n == 600 + 2  # the error verdict and the incomplete answer stay, as unsure
     assert data.n_error == 1 and data.n_incomplete == 1
     assert data.forced_unsure.sum() == 2

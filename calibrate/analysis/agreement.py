@@ -59,12 +59,20 @@ TIME_KEYS = ("week", "day", "month")
 
 #: How the intervals are computed, for the faces to state next to the numbers.
 INTERVAL_METHOD = "Wilson score 95%; kappa: Fleiss-Cohen-Everitt large-sample 95%"
-#: Said of a group whose audit-drawn labels were offered at unequal probabilities.
-UNEQUAL_DRAWS_NOTE = "audit draws at unequal rates: rates unweighted (see calibrate monitor)"
+#: Said of a group whose audit-drawn passes were offered at unequal probabilities.
+UNEQUAL_DRAWS_NOTE = (
+    "audit draws did not offer every pass alike: rates withheld (weighted: calibrate monitor; "
+    "reviews alone: --advisory-only or --by labels)"
+)
 #: ... where only the passes were offered alike: the false-pass rate holds, agreement does not.
 UNEQUAL_DRAWS_PASS_ONLY_NOTE = (
-    "audit draws did not offer every verdict alike: agreement unweighted; the false-pass rate holds"
+    "audit draws did not offer every verdict alike (a pass-only draw): agreement, kappa, false "
+    "fails, TPR and TNR withheld; the false-pass rate holds"
 )
+#: Rates an unequal draw leaves without a meaning for the group (``unequal_draws``), and the
+#: one it leaves for the passes (``unequal_draws_pass``).
+UNEQUAL_WITHHELD = ("agree", "false_fail", "tpr", "tnr")
+UNEQUAL_PASS_WITHHELD = ("false_pass",)
 #: Said of every question-level figure.
 QUESTION_UNIT = "the person judged the whole submission"
 
@@ -457,6 +465,8 @@ def agreement(
     out["unequal_draws"], out["unequal_draws_pass"] = _unequal_draws(
         data, key_df, keys, v, len(out)
     )
+    _withhold(out, out["unequal_draws"].to_numpy(bool), UNEQUAL_WITHHELD, kappa=True)
+    _withhold(out, out["unequal_draws_pass"].to_numpy(bool), UNEQUAL_PASS_WITHHELD)
     out["note"] = _notes(
         out, min_n=min_n, pools_models="model" not in keys, question_level=question_level
     )
@@ -527,6 +537,22 @@ def _unequal_draws(
         return np.array([bool(rows["__u"].any())]), np.array([bool(rows["__up"].any())])
     out = rows.groupby(keys, dropna=False, sort=True)[["__u", "__up"]].any()
     return out["__u"].to_numpy(dtype=bool), out["__up"].to_numpy(dtype=bool)
+
+
+def _withhold(
+    out: pd.DataFrame, rows: np.ndarray, names: Sequence[str], *, kappa: bool = False
+) -> None:
+    # An unweighted rate over a draw that offered checks unequally (a pass-only draw has no
+    # fails to show) is the design's, not the check's: no figure rather than a wrong one. The
+    # counts stay, so the row still says what was labeled.
+    if not rows.any():
+        return
+    for name in names:
+        col = name if name in ("agree", "tpr", "tnr") else f"{name}_rate"
+        out.loc[rows, [col, f"{name}_low", f"{name}_high"]] = np.nan
+    if kappa:
+        out.loc[rows, ["kappa", "kappa_low", "kappa_high"]] = np.nan
+        out.loc[rows, "kappa_reason"] = "withheld (unequal audit draws)"
 
 
 def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level: bool) -> pd.Series:

@@ -24,7 +24,8 @@ def iso(value: Any) -> str | None:
 
 
 def num(value: Any) -> float | None:
-    if value is None:
+    """A finite float, or None (None, NA, NaN, infinities and what float() refuses)."""
+    if value is None or value is pd.NA:
         return None
     try:
         v = float(value)

@@ -140,7 +140,7 @@ def approve_steps(con: Any) -> set[tuple[str, str]]:
 #: Columns :func:`assess_store` reads: of the checks, and of the answers (thresholds per question).
 REPORT_CHECK_COLUMNS = ("check_id", "process", "step", "verdict", "advisory", "model", "at",
                         "truncated", "is_latest", "decided_by", "decided_at", "label", "conflict",
-                        "audited", "inclusion_p")  # fmt: skip
+                        "audited", "inclusion_p", "left_out")  # fmt: skip
 REPORT_ANSWER_COLUMNS = ("check_id", "process", "step", "model", "at", "label", "position",
                          "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
                          "in_process_file")  # fmt: skip
@@ -237,6 +237,9 @@ def assess_store(
         left = left_out_counts(con, replace(filters, process=inp.process, step=inp.step))
         steps[-1].left_out["escalations_after_switch"] = left["escalations"]
         steps[-1].left_out["undrawn_after_switch"] = left["undrawn"]
+        # Audit labels: the monitor's, not the certification's (step_data._audit_labels).
+        searched = getattr(tv.raw, "left_out", None)
+        steps[-1].left_out["audits_after_switch"] = int((searched or {}).get("audits", 0))
         if tv.note:
             notes.append(f"{inp.process}/{inp.step}: {tv.note}")
     steps.sort(key=lambda r: r.sort_key)

@@ -15,6 +15,7 @@ from typing import Any
 from calibrate.analysis.drift import (
     Drift,
 )
+from calibrate.analysis.plain import num as _num
 from calibrate.analysis.plain import pct as _pct
 from calibrate.analysis.rate import Rate, limit_pct, pct_against
 from calibrate.analysis.rate import plain as _plain
@@ -79,7 +80,8 @@ def _bound_detail(
         parts.append(f"certified at most {bound:.1%}")
     else:
         parts.append(
-            f"best bound of a single candidate {bound:.1%} ({status.replace('_', ' ')}; not a certificate)"
+            f"lowest bound the search reached {bound:.1%} ({status.replace('_', ' ')}; "
+            "not adjusted for the search: not a certificate)"
         )
     if observed:
         r = Rate(observed["k"], observed["n"])
@@ -157,16 +159,25 @@ def _decide(
                 if line not in reasons:
                     reasons.append(line)
         bounds = [c for c in soft if c.name in ("false_pass_upper", "false_fail_upper")]
+        lowest = [
+            (_num(tv.best_bounds.get(c.name)), c)
+            for c in bounds
+            if _num(tv.best_bounds.get(c.name)) is not None
+        ]
         if bounds and tv.status != "ok":
-            best = " and ".join(
-                f"{_pct(c.value)} on false {'passes' if c.name == 'false_pass_upper' else 'fails'} "
-                f"(limit {limit_pct(c.limit)})"
-                for c in bounds
-            )
-            reasons.append(
-                f"Nothing can be certified yet ({tv.status.replace('_', ' ')}): the best bounds a "
-                f"single candidate reaches are {best}."
-            )
+            line = f"Nothing can be certified yet ({tv.status.replace('_', ' ')})"
+            if lowest:
+                best = " and ".join(
+                    f"{_pct(v)} on false {'passes' if c.name == 'false_pass_upper' else 'fails'} "
+                    f"(limit {limit_pct(c.limit)})"
+                    for v, c in lowest
+                )
+                line += (
+                    f". For orientation only, the lowest bounds the search reached are {best}: "
+                    "each side's from its own candidate and not adjusted for the search, so no "
+                    "certificate"
+                )
+            reasons.append(line + ".")
         evidence = _evidence_reason(
             point, opts=opts, best_cov=best_cov, right_way=right_way, best_n=best_n
         )
@@ -196,6 +207,8 @@ def _poor_reason(
         problems.append(
             "every candidate the threshold search measured is measurably outside the limits"
         )
+    if tv.status == "insufficient_data" and tv.needed is not None and tv.needed.more is None:
+        problems.append(f"resampling today's labels, {tv.needed.sentence()}")
     if best_cov is not None and best_cov < opts.min_coverage:
         v, lim = pct_against(best_cov, opts.min_coverage, "<", digits=0)
         problems.append(

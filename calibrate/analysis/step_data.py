@@ -221,6 +221,24 @@ def _answer_rows(check_ids: pd.Series, answer_ids: pd.Series | None) -> np.ndarr
     return row[codes[len(check_ids) :]]
 
 
+def _audit_labels(labeled: pd.DataFrame) -> np.ndarray:
+    """Labeled checks recorded with ``advisory: false`` that the certification leaves out.
+
+    After the switch a person sees only what an audit draws (among the enforced check's
+    own passes, or fails) and the escalations: neither is a random sample of every
+    submission, so a threshold certified on them would be certified on a sample the check
+    selected. The certification reads reviews of every verdict (``advisory: true``); the
+    monitor reads the audits, weighted by their draw. A frame whose left-out decisions kept
+    their labels (``Filters(escalations=True)``, ``--with-escalations``) keeps every label.
+    """
+    none = np.zeros(len(labeled), bool)
+    if "advisory" not in labeled.columns or labeled.empty:
+        return none
+    if "left_out" in labeled.columns and labeled["left_out"].astype("boolean").fillna(False).any():
+        return none  # the user kept the decisions after the switch
+    return (labeled["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
+
+
 def step_data(
     subs: pd.DataFrame,
     answers: pd.DataFrame,
@@ -262,6 +280,9 @@ def step_data(
     mine = labeled_all[(models.loc[labeled_all.index] == model).to_numpy()]
     notes: list[str] = []
     left_out = {"other_models": int(len(labeled_all) - len(mine)), "other_wording": 0}
+    audits = _audit_labels(mine)
+    left_out["audits"] = int(audits.sum())
+    mine = mine[~audits]
 
     # Integer codes instead of text: each answer's row in ``mine`` (-1: not a labeled check of
     # the model), and its question; set operations become counts.
@@ -353,6 +374,12 @@ def step_data(
         )
     if left_out["other_wording"]:
         notes.append(f"{left_out['other_wording']} labeled checks asked other questions; left out")
+    if left_out["audits"]:
+        notes.append(
+            f"{left_out['audits']} audit decisions after the switch left out: a draw among the "
+            "enforced check's own verdicts is not a sample of every submission (the monitor "
+            "reads them; --with-escalations keeps them)"
+        )
     if n_incomplete:
         notes.append(f"{n_incomplete} checks have an answer with no value; counted as unsure")
     if int(is_error.sum()):
@@ -385,7 +412,7 @@ def step_data(
         elif enforced:
             notes.append(
                 f"{enforced} labeled checks were enforced: audit draws (random among the "
-                "enforced checks the draw offered, mostly passes)"
+                "enforced checks the draw offered, mostly passes), kept by --with-escalations"
             )
     return StepData(
         process=process,
@@ -540,7 +567,7 @@ def replay_cached(questions: Sequence[Question], data: StepData) -> Rates:
 
 #: Columns the search reads: of the checks, and of the answers (thresholds come per question).
 SEARCH_CHECK_COLUMNS = ("check_id", "process", "step", "model", "at", "verdict", "label",
-                        "conflict", "advisory", "audited")  # fmt: skip
+                        "conflict", "advisory", "audited", "left_out")  # fmt: skip
 SEARCH_ANSWER_COLUMNS = ("check_id", "at", "position", "ask", "kind", "p", "name", "level",
                          "confidence", "in_process_file")  # fmt: skip
 

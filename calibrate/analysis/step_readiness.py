@@ -451,7 +451,10 @@ def assess_step(
         right_way = best_cov >= opts.min_coverage
     else:
         right_way = _points_right_way(point, opts)
-    poor = plenty and (tv.status == "unattainable" or not right_way)
+    # The search's own estimate found no total of labels that would certify a useful check:
+    # more labels would not help (unless there are too few to judge at all).
+    no_total = tv.status == "insufficient_data" and tv.needed is not None and tv.needed.more is None
+    poor = plenty and (tv.status == "unattainable" or not right_way or no_total)
 
     # Labels needed: the search's own estimate (it reruns the search on resampled data); without
     # one, what both bounds need to reach their limits at the observed rates.
@@ -729,14 +732,16 @@ def _criteria(
             "NOT_YET", "labeled checks on the current model and wording",
             f"{n_labeled} labeled (error verdicts excluded); at least {opts.min_labels} needed",
         ),
+        # A criterion's value is the certified bound or nothing: the lowest bound a candidate
+        # reached without a certificate lives in the detail, never where a script reads a value.
         Criterion(
-            "false_pass_upper", fp_upper, opts.alpha,
+            "false_pass_upper", fp_upper if certified else None, opts.alpha,
             certified and fp_upper is not None and fp_upper <= opts.alpha,
             thin, f"certified false-pass bound ({conf:.0%} confidence)",
             _bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which),
         ),
         Criterion(
-            "false_fail_upper", ff_upper, opts.beta,
+            "false_fail_upper", ff_upper if certified else None, opts.beta,
             certified and ff_upper is not None and ff_upper <= opts.beta,
             thin, f"certified false-fail bound ({conf:.0%} confidence)",
             _bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),

@@ -235,6 +235,7 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
             for n, what in (
                 (s.left_out.get("other_models", 0), "of other models"),
                 (s.left_out.get("other_wording", 0), "asked other questions"),
+                (s.left_out.get("audits", 0), "audit decisions after the switch"),
             )
             if n
         ]
@@ -251,6 +252,9 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
                 head += _comment(f"today: {_shares(s.current_rates)}")
         else:
             head += _comment("today's check, unchanged: keep advisory: true until it is certified")
+        for i, q in enumerate(s.check, start=1):
+            for remark in q.remarks():
+                head += _comment(f"Q{i} {remark}")
         body = yaml_block({"check": [q.to_check_item() for q in s.check]}, width=WIDTH)
         docs.append("\n".join(head) + "\n" + body)
     return "---\n".join(docs)
@@ -300,6 +304,12 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
     out += _wrap(
         f"{s.n_labeled} labeled (error verdicts and incomplete answers count as unsure); left out: "
         f"{left.get('other_models', 0)} of other models, {left.get('other_wording', 0)} with other questions"
+        + (
+            f", {left['audits']} audit decisions after the switch (not a sample of every "
+            "submission: the monitor reads them)"
+            if left.get("audits")
+            else ""
+        )
     )
     method = {
         "fixed_sequence": "fixed-sequence tests on all labels",
@@ -323,7 +333,7 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
         out += _wrap(f"today: {_shares(cur)}")
         out += _wrap(
             f"today's false passes {_rate(cur.false_pass, cur.n_pass, iv['false_pass'])}, "
-            f"false fails {_rate(cur.false_fail, cur.n_fail, iv['false_fail'])} (95% intervals)",
+            f"false fails {_rate(cur.false_fail, cur.n_fail, iv['false_fail'])} (95% Clopper-Pearson)",
             indent="    ", more="      ",
         )  # fmt: skip
     for i, q in enumerate(s.current, 1):

@@ -37,11 +37,13 @@ from calibrate.analysis.agreement import LABEL_SOURCES
 from calibrate.analysis.audit import SequentialAuditPlan
 from calibrate.analysis.audit_fixed import AuditPlan
 from calibrate.analysis.displays import WeeklyDisplay  # noqa: F401 - re-exported
+from calibrate.analysis.plain import num as _num
 from calibrate.analysis.rate import Rate, limit_pct
 from calibrate.analysis.readiness import ReadinessReport
 from calibrate.analysis.readiness_decision import DECISIONS
 from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.step_readiness import StepReadiness
+from calibrate.analysis.threshold_view import suggested_questions
 from calibrate.report import plots, switch
 from calibrate.textsafe import escape_markdown, strip_control, yaml_block
 
@@ -80,16 +82,6 @@ def share_text(share: Any, n: int) -> Md:
     if v is None or n <= 0:
         return Md("–")
     return rate_text(int(round(v * n)), n)
-
-
-def _num(value: Any) -> float | None:
-    if value is None or value is pd.NA:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def _value_text(value: Any, name: str) -> Md:
@@ -230,6 +222,16 @@ def _step_view(
         if step.suggested_check and step.thresholds.status == "ok"
         else ""
     )
+    # What a person pasting the suggestion should know (a question switched off, ...).
+    remarks = (
+        [
+            f"Q{i} ({q.ask}) {remark}"
+            for i, q in enumerate(suggested_questions(step.suggested_check, []), start=1)
+            for remark in q.remarks()
+        ]
+        if suggested_yaml
+        else []
+    )
     t = step.thresholds
     bounds = t.certified if t.certified is not None else t.best_bounds
     n = step.n_labeled
@@ -313,6 +315,7 @@ def _step_view(
         "threshold_note": t.note,
         "current_yaml": current_yaml,
         "suggested_yaml": suggested_yaml,
+        "remarks": remarks,
         "paste_yaml": suggested_yaml if step.decision == "READY" else "",
         "diff": check_diff(current_yaml, suggested_yaml) if suggested_yaml else [],
         "diff_text": "\n".join(
@@ -366,38 +369,47 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
         }
         for v in ("pass", "fail", "unsure", "error")
     ]
+    unequal = bool(r.get("unequal_draws", False))
     kappa = _num(r["kappa"])
-    kappa_text = (
-        Md(
+    if unequal:
+        kappa_text = UNEQUAL_DRAWS
+    elif kappa is not None and int(r["n_decided"]) >= MIN_N:
+        kappa_text = Md(
             f"{kappa:.2f} (95% CI {r['kappa_low']:.2f} to {r['kappa_high']:.2f}; n={int(r['n_decided'])})"
         )
-        if kappa is not None and int(r["n_decided"]) >= MIN_N
-        else (
-            Md(f"too few to say (n={int(r['n_decided'])})")
-            if kappa is not None
-            else Md("undefined")
-        )
-    )
+    elif kappa is not None:
+        kappa_text = Md(f"too few to say (n={int(r['n_decided'])})")
+    else:
+        kappa_text = Md("undefined")
+    flagged = _flagged_rates(r)
+
+    def unless_unequal(text: Md) -> Md:
+        return UNEQUAL_DRAWS if unequal else text
+
     return {
         "cells": cells,
         "n": Md(str(int(r["n"]))),
         "n_checks": Md(str(int(r["n_checks"]))),
         "rates": [
+            ("agreement (decided verdicts)", flagged["agree"]),
+            ("false-pass rate, P(not acceptable | pass)", flagged["false_pass"]),
             (
-                "agreement (decided verdicts)",
-                rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
+                "false-fail rate, P(acceptable | fail)",
+                unless_unequal(rate_text(r["fail_acceptable"], r["n_fail"])),
             ),
-            (
-                "false-pass rate, P(not acceptable | pass)",
-                rate_text(r["pass_not_acceptable"], r["n_pass"]),
-            ),
-            ("false-fail rate, P(acceptable | fail)", rate_text(r["fail_acceptable"], r["n_fail"])),
             ("unsure rate (all checks)", rate_text(r["n_unsure"], r["n_checks"])),
             ("error rate (all checks)", rate_text(r["n_error"], r["n_checks"])),
-            ("TPR, P(pass | acceptable)", rate_text(r["pass_acceptable"], r["n_acceptable"])),
+            (
+                "TPR, P(pass | acceptable)",
+                unless_unequal(rate_text(r["pass_acceptable"], r["n_acceptable"])),
+            ),
             (
                 "TNR, P(not pass | not acceptable)",
-                rate_text(r["n_not_acceptable"] - r["pass_not_acceptable"], r["n_not_acceptable"]),
+                unless_unequal(
+                    rate_text(
+                        r["n_not_acceptable"] - r["pass_not_acceptable"], r["n_not_acceptable"]
+                    )
+                ),
             ),
         ],
         "kappa": kappa_text,

@@ -104,8 +104,8 @@ CREATE OR REPLACE TEMP MACRO question_bad(q_null, ask, kind, answer_type, answer
 -- A question's id, as process files give it (calibrate/ingest/process_files.py).
 CREATE OR REPLACE TEMP MACRO question_key(process_name, step, ask) AS (
     md5(concat_ws(chr(31), coalesce(process_name, ''), step, ask)));
--- A decision as written by hand in a table ("Approved", " rejected"): any case, blanks around.
-CREATE OR REPLACE TEMP MACRO decision_name(t) AS (lower(trim(t)));
+-- Any case, and blanks around (spaces, tabs, line ends: a spreadsheet cell keeps them).
+CREATE OR REPLACE TEMP MACRO decision_name(t) AS (lower(trim(t, ' ' || chr(9) || chr(10) || chr(13))));
 -- A JSON number as DOUBLE (NULL when it is not a number or does not fit).
 CREATE OR REPLACE TEMP MACRO json_number(j) AS (
     CASE WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
