@@ -211,6 +211,44 @@ def test_checkpoints_are_fixed_by_counts_and_sum_to_the_level():
     assert np.all(marks[1:] >= 2 * marks[:-1] - 1)
 
 
+def test_predicted_rate_is_the_mean_doubt_of_the_passes():
+    rng = np.random.default_rng(3)
+    p = np.r_[rng.random(500), np.nan, 1.0, 1.0]
+    t = np.array([1.0, 0.9, 0.5, 0.0])
+    got = certify.predicted_false_pass(p, t)
+    q = p[~np.isnan(p)]
+    want = [np.mean(1 - q[q >= x]) if (q >= x).any() else 0.0 for x in t]
+    np.testing.assert_allclose(got, want)
+
+
+def test_predicted_rate_vouches_for_a_later_start_and_drops_hopeless_marks():
+    n = np.arange(1, 1501)
+    plain = certify.checkpoint_weights(n, limit=0.05, level=0.085, power_share=0.8)
+    first = np.flatnonzero(plain)[0]
+    # Counts alone: the start is capped at a third of the path, one later mark at twice it.
+    assert n[first] == 500 and np.flatnonzero(plain).size == 2
+    # Answers predicting a low rate all the way to power_start: the first checkpoint goes there,
+    # and holds the whole level (its double is past the path).
+    s = certify.power_start(0.05, 0.085, share=0.8)
+    low = certify.checkpoint_weights(
+        n, limit=0.05, level=0.085, power_share=0.8, predicted=np.full(n.size, 0.005)
+    )
+    assert n[np.flatnonzero(low)].tolist() == [s] and low.sum() == pytest.approx(0.085)
+    # A predicted rate over a quarter of the limit before power_start: the start stays capped,
+    # but the later mark, where the prediction is far past the limit, is dropped.
+    rising = 0.12 * n / n[-1]
+    calibrated = certify.checkpoint_weights(
+        n, limit=0.05, level=0.085, power_share=0.8, predicted=rising
+    )
+    assert np.flatnonzero(calibrated).tolist() == [first]
+    assert calibrated.sum() == pytest.approx(0.085)
+    # A prediction that leaves every later mark a chance keeps the counts' layout.
+    kept = certify.checkpoint_weights(
+        n, limit=0.05, level=0.085, power_share=0.8, predicted=np.full(n.size, 0.02)
+    )
+    np.testing.assert_array_equal(kept, plain)
+
+
 def test_spread_checkpoints_keep_the_first_and_the_level():
     # A learned path's passes grow little: from 300 to 1,100 the doublings give one later mark.
     n = np.linspace(300, 1100, 40).round()

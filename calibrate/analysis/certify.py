@@ -161,6 +161,18 @@ LEARNED_SPREAD = 6
 #: test needs its whole share, and split six ways it passes nothing (three questions from an
 #: overconfident judge at 300 labels and alpha = 0.1: median certified auto-pass 79% -> 51%).
 LEARNED_SPREAD_FROM = 1000
+#: Where the evaluator's own probabilities predict a rate (one yes/no question's pass path): the
+#: first checkpoint may sit past the third of the path, at :func:`power_start` itself, when the
+#: predicted rate is at most this share of the limit all the way there. An overconfident judge's
+#: top answers hold a flat few percent of approver noise: its count-only start, capped at a third
+#: of 1,500 labels, fell on 640 passes where 850 had the power. The prediction is optimistic for
+#: such a judge, so it only vouches for the count-only start; it never chooses a count itself.
+PREDICTED_START_SHARE = 0.25
+#: A checkpoint after the first is dropped (its weight goes to the others) when an exact test at
+#: the path's whole level, at the predicted rate, would succeed there with less than this chance:
+#: a calibrated judge's later marks sit where the rate is far past the limit. The prediction is
+#: optimistic for an overconfident judge, so what it calls hopeless is hopeless for the truth too.
+HOPELESS_POWER = 0.05
 
 
 def power_start(limit: float, level: float, *, share: float = POWER_SHARE) -> int:
@@ -210,6 +222,7 @@ def checkpoint_weights(
     power_share: float = POWER_SHARE,
     start: float | None = None,
     spread: int = 0,
+    predicted: Any = None,
 ) -> np.ndarray:
     """Fallback weights along a path: where each chain of tests starts, and with how much level.
 
@@ -227,9 +240,16 @@ def checkpoint_weights(
     :data:`LEARNED_SPREAD`) and later checkpoints at all, their share is
     split equally over them and ``spread`` more candidates evenly placed
     (by position) among the testable ones after the first checkpoint; the
-    first keeps its weight. Everything here is a function of the counts and
-    the order (and of labels the tests never see), so the weights are fixed
-    before any test is run.
+    first keeps its weight. With ``predicted`` (the rate the evaluator's own
+    probabilities predict at each candidate, :func:`predicted_false_pass`),
+    the first checkpoint goes to :func:`power_start` itself rather than the
+    cap when that count is on the path and the predicted rate stays within
+    :data:`PREDICTED_START_SHARE` of the limit up to it, and a later
+    checkpoint whose exact test at the whole ``level`` would succeed at the
+    predicted rate with less than :data:`HOPELESS_POWER` is dropped.
+    Everything here is a function of the counts, the order and the answers
+    (and of labels the tests never see), so the weights are fixed before any
+    test is run.
 
     Parameters
     ----------
@@ -249,6 +269,9 @@ def checkpoint_weights(
     spread : int, default=0
         Candidates after the first checkpoint that share the later
         checkpoints' weight with them (0: only the doubling marks).
+    predicted : array-like of float, optional
+        The rate each candidate is predicted to have from the answers alone
+        (no label); ``None`` places the checkpoints from the counts only.
 
     Returns
     -------
@@ -272,6 +295,15 @@ def checkpoint_weights(
         idx = np.flatnonzero(ok & (counts >= count))
         return int(idx[0]) if idx.size else None
 
+    rate = None if predicted is None else np.asarray(predicted, dtype=float)
+
+    def hopeless(count: float) -> bool:
+        # No test at the whole level would succeed there at the predicted rate (or none at all).
+        j = at_or_after(count)
+        return j is None or bool(
+            exact_test_power(counts[j], rate[j], limit=limit, level=level) < HOPELESS_POWER
+        )
+
     # The number of checkpoints fixes the first one's share, which fixes its start: iterate once.
     first_share = 1.0
     given = start
@@ -280,8 +312,16 @@ def checkpoint_weights(
             start = max(float(given), 1.0)
         else:
             start = power_start(limit, first_share * level, share=power_share)
-            start = min(start, max(min_count(limit, first_share * level), int(top // 3)))
+            cap = max(min_count(limit, first_share * level), int(top // 3))
+            if rate is not None and cap < start <= top:
+                # The answers vouch for the count-only start past the cap (no count of their own).
+                reach = int(np.argmax(counts >= start))
+                if rate[: reach + 1].max() <= PREDICTED_START_SHARE * limit:
+                    cap = start
+            start = min(start, cap)
         marks = [start * 2**i for i in range(64) if start * 2**i <= top]
+        if rate is not None:
+            marks = marks[:1] + [m for m in marks[1:] if not hopeless(m)]
         k = max(len(marks), 1)
         share = max(FIRST_WEIGHT_MIN, 1.0 - LATER_WEIGHT * (k - 1))
         if share == first_share:
@@ -541,6 +581,27 @@ def score_path(score: Any, error: Any, *, descending: bool, grid: Any = None) ->
     ([0, 2, 4], [0, 0, 2], [0.9, 0.5, -inf])
     """
     return path_from_parts([sorted_parts(score, error)], descending=descending, grid=grid)
+
+
+def predicted_false_pass(score: Any, thresholds: Any) -> np.ndarray:
+    """The false-pass rate the evaluator's own yes-probabilities predict for ``score >= t``.
+
+    ``mean(1 - p | p >= t)`` at each threshold ``t`` (0 where nothing
+    passes; ``nan`` scores are never decided): what a well-calibrated
+    evaluator's pass set would hold. It reads the answers only, never a
+    label, so it may place checkpoints (:func:`checkpoint_weights`). For an
+    overconfident evaluator it is optimistic.
+
+    Examples
+    --------
+    >>> predicted_false_pass([0.9, 0.7, 1.0, np.nan], [1.0, 0.8, 0.0]).round(3).tolist()
+    [0.0, 0.05, 0.133]
+    """
+    s = np.asarray(score, dtype=float)
+    s = np.sort(s[~np.isnan(s)])
+    doubt = np.concatenate([[0.0], np.cumsum((1.0 - s)[::-1])])  # over the k highest answers
+    k = s.size - np.searchsorted(s, np.asarray(thresholds, dtype=float), side="left")
+    return np.where(k > 0, doubt[k] / np.maximum(k, 1), 0.0)
 
 
 def nice_threshold(

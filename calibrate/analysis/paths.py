@@ -97,6 +97,10 @@ class Path:
     #: Candidates that share the later checkpoints' weight (:func:`certify.checkpoint_weights`):
     #: :data:`certify.LEARNED_SPREAD` on a learned path, 0 on paths fixed before the labels.
     spread: int = 0
+    #: One yes/no question's pass path: the false-pass rate its yes-probabilities predict at each
+    #: candidate (:func:`certify.predicted_false_pass`, answers only), which vouches for a later
+    #: first checkpoint and drops hopeless later ones; ``None`` elsewhere (counts only).
+    predicted: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # A check the rule says never fails, yet fails labeled rows (a choice answer outside its
@@ -151,6 +155,7 @@ class Path:
             power_share=self.power_share,
             start=self.start,
             spread=self.spread,
+            predicted=self.predicted if self.side == "pass" else None,
         )
 
     def run(
@@ -227,6 +232,9 @@ def yes_no_paths(
     (:func:`certify.learned_start`), and the rest certify the passes: a start
     read from counts alone suits an error rate rising along the path, not one
     that is flat near ``alpha`` or high at the very top (confident mistakes).
+    The pass path carries the false-pass rate the answers predict
+    (:func:`certify.predicted_false_pass`, no label), which its checkpoints
+    read (:func:`certify.checkpoint_weights`).
     """
     # An answer forced unsure (an error verdict, an incomplete answer) is never decided.
     p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
@@ -253,11 +261,16 @@ def yes_no_paths(
             certify.path_from_parts(swapped, descending=False),
         )
     up, down = data.cache["score_paths"]
+    if "predicted_pass" not in data.cache:  # answers only: the same on every part and at any alpha
+        data.cache["predicted_pass"] = certify.predicted_false_pass(p, up.threshold)
     fail_path = _one_score_path(down, "fail", delta_fail, data.n)
     if not split:
-        return _one_score_path(up, "pass", delta_pass, data.n), fail_path
+        path = _one_score_path(up, "pass", delta_pass, data.n)
+        path.predicted = data.cache["predicted_pass"]
+        return path, fail_path
     n_search, on_search, on_cert = data.cache[key]
     path = _one_score_path(on_cert, "pass", delta_pass, data.n - n_search)
+    path.predicted = data.cache["predicted_pass"]
     path.n_search = n_search
     path.start = certify.learned_start(
         on_cert.n, on_search.n, on_search.errors, limit=alpha,
