@@ -198,11 +198,19 @@ def test_too_few_labels_is_not_yet_with_labels_and_days_needed(assessed):
     # Days at the recent volume: labels per day over the window times the days.
     per_day = s.volume.labeled_per_week / 7
     assert s.needed_days == pytest.approx(s.needed_labels / per_day)
-    # The search's own estimate, in the words of the thresholds YAML, with the odds it carries.
-    assert s.needed is not None and s.needed.more == s.needed_labels
-    assert any("resampled cases; at this step's" in r for r in s.reasons), s.reasons
     doc = s.to_dict()["needed_labels"]
-    assert doc["more"] == s.needed_labels and doc["probability"] == 0.8
+    estimate = s.thresholds.needed
+    assert estimate is not None and estimate.more is not None
+    if estimate.more >= 100 - s.n_labeled:
+        # The search's own estimate, in the words of the thresholds YAML, with its odds.
+        assert s.needed is not None and s.needed.more == s.needed_labels
+        assert any("resampled cases; at this step's" in r for r in s.reasons), s.reasons
+        assert doc["more"] == s.needed_labels and doc["probability"] == 0.8
+    else:
+        # The minimum of labeled checks asks for more than the search would need: that number,
+        # which carries no probability.
+        assert s.needed is None and s.needed_labels == 100 - s.n_labeled
+        assert doc["more"] == s.needed_labels and doc["probability"] is None
     assert doc["weeks"] == pytest.approx(s.needed_days / 7, abs=0.05)
 
 

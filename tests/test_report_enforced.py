@@ -61,6 +61,11 @@ def test_an_alarming_enforced_step_is_returned_to_advisory(shifted, tmp_path):
     md, doc = _report(shifted, tmp_path / "rep")
     step = _step(doc)
     assert step["enforced"]["monitor_status"] == "alarm"
+    assert step["headline"] == "RETURN_TO_ADVISORY" and step["decision"] in (
+        "NO",
+        "NOT_YET",
+        "READY",
+    )
     assert step["enforced"]["in_process_file"] is True
     assert step["pattern"]["recommended"] == "return to advisory"
     assert step["reasons"][0].startswith("Enforced since")

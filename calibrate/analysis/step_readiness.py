@@ -261,6 +261,14 @@ class StepReadiness:
         hours = self.hours_saved_per_month if np.isfinite(self.hours_saved_per_month) else -1.0
         return DECISIONS.index(self.decision), -hours
 
+    @property
+    def headline(self) -> str:
+        """What the report's badge says: the decision, or for an enforced step what to do with it
+        (``KEEP_ENFORCED`` or ``RETURN_TO_ADVISORY``; the decision stays beside it as evidence)."""
+        if self.enforcement is None:
+            return self.decision
+        return str(self.pattern.get("recommended", RETURN_TO_ADVISORY)).upper().replace(" ", "_")
+
     def to_dict(self) -> dict[str, Any]:
         """The step object of report.json (``report.schema.json``)."""
         t = self.thresholds
@@ -268,6 +276,7 @@ class StepReadiness:
             "process": self.process,
             "step": self.step,
             "model": self.model,
+            "headline": self.headline,
             "decision": self.decision,
             "reasons": list(self.reasons),
             "criteria": [c.to_dict() for c in self.criteria],

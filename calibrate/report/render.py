@@ -822,7 +822,8 @@ def summary_lines(report: ReadinessReport) -> list[str]:
     Record text is stripped of control characters; the reason goes on its own
     indented line so the first line fits an 80-column terminal.
     """
-    words = {"READY": "READY  ", "NOT_YET": "NOT YET", "NO": "NO     "}
+    words = {"READY": "READY  ", "NOT_YET": "NOT YET", "NO": "NO     ",
+             "KEEP_ENFORCED": "KEEP ENFORCED", "RETURN_TO_ADVISORY": "RETURN TO ADVISORY"}  # fmt: skip
     lines = []
     for s in report.steps:
         name = strip_control(f"{s.process}/{s.step}")
@@ -831,10 +832,12 @@ def summary_lines(report: ReadinessReport) -> list[str]:
         saved = (
             f", ~{hours:.0f} h/month saved" if s.decision == "READY" and np.isfinite(hours) else ""
         )
-        enforced = (
-            f"  enforced: {s.pattern.get('recommended')}" if s.enforcement is not None else ""
+        evidence = (
+            f"  (enforced; evidence: {s.decision.replace('_', ' ')})"
+            if s.enforcement is not None
+            else ""
         )
-        lines.append(f"{words[s.decision]}  {name}  [{model}{saved}]{enforced}")
+        lines.append(f"{words[s.headline]}  {name}  [{model}{saved}]{evidence}")
         if s.reasons:
             lines.append(f"         {strip_control(s.reasons[0])}")
     return lines
