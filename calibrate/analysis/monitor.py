@@ -256,19 +256,48 @@ def monitor_step(
 
 
 def pending_text(monitors: Sequence[RateMonitor]) -> str | None:
-    """What to do about drawn checks still awaiting a decision, or ``None`` when none are."""
+    """What to do about drawn checks still awaiting an audit decision, or ``None`` when none are.
+
+    A drawn check with no decision at all is to be reviewed. One whose decisions are all dated
+    before its draw is recorded but has no audit: the text says so and how to correct it, never
+    to record what is already recorded.
+    """
     pending = sum(m.pending for m in monitors)
     if not pending:
         return None
-    draws: dict[int, Any] = {}
+    draws: dict[int, dict[str, Any]] = {}
     for m in monitors:
         for d in m.pending_draws:
-            draws.setdefault(d["draw_id"], d["drawn_at"])
-    where = ", ".join(
-        f"draw {k}" + (f", {at:%Y-%m-%d}" if at is not None else "")
-        for k, at in sorted(draws.items())
-    )
-    text = f"{pending} drawn checks await a decision ({where}): record them before drawing again."
+            into = draws.setdefault(
+                d["draw_id"], {"drawn_at": d["drawn_at"], "none": 0, "early": 0}
+            )
+            early = d["decided_before_draw"]
+            into["early"] += early
+            into["none"] += d["pending"] - early
+
+    def where(kind: str, fmt: str) -> str:
+        return ", ".join(
+            f"draw {k}" + (f", {d['drawn_at']:{fmt}}" if d["drawn_at"] is not None else "")
+            for k, d in sorted(draws.items())
+            if d[kind]
+        )
+
+    early = sum(d["early"] for d in draws.values())
+    parts = []
+    if pending - early:
+        parts.append(
+            f"{pending - early} drawn checks await a decision ({where('none', '%Y-%m-%d')}): "
+            "record them before drawing again."
+        )
+    if early:
+        parts.append(
+            f"{early} drawn checks have decisions, but all dated before their draw "
+            f"({where('early', '%Y-%m-%d %H:%M UTC')}): those are not audits. If they were made "
+            "for the draw, correct their `at` to when the review was made (at or after the "
+            "draw; a date alone counts from the draw's day on) or leave it blank, and ingest "
+            "the file again; otherwise a reviewer decides each drawn check anew."
+        )
+    text = " ".join(parts)
     waiting = sum(m.waiting for m in monitors)
     if waiting:
         text += (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -23,9 +23,6 @@ from calibrate.cli.options import (
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
-
-if TYPE_CHECKING:
-    from calibrate.analysis.rate_monitor import RateMonitor
 
 monitoring = lazy_module("calibrate.analysis.monitor")
 
@@ -124,7 +121,7 @@ def print_table(
                         else ""
                     )
                 )
-            for line in audit_quality(m):
+            for line in m.audit_quality():
                 typer.echo(f"    {line}")
         e = s.escalations
         if e["decided"]:
@@ -141,19 +138,3 @@ def print_table(
             typer.echo("")
             for line in s.action.splitlines():
                 typer.echo(terminal_safe(f"  {line}"))
-
-
-def audit_quality(m: RateMonitor) -> list[str]:
-    """Lines on the audit decisions the monitor set aside or had to choose between."""
-    out = []
-    if m.conflicts:
-        out.append(
-            f"{m.conflicts} drawn checks have disagreeing decisions after the draw: the first "
-            "decision after the draw is used (the blind one)"
-        )
-    if m.before_draw:
-        out.append(
-            f"{m.before_draw} decisions on drawn checks are dated before their draw: not audits, "
-            "ignored"
-        )
-    return out
