@@ -84,6 +84,27 @@ class RateMonitor:
     def alarm(self) -> bool:
         return self.alarm_at is not None
 
+    def interval_note(self) -> str | None:
+        """How the alarm and the confidence sequence read together when they seem to disagree.
+
+        The alarm is the one-sided test at ``1/delta``; the sequence is two-sided at ``2/delta``
+        (docs/method.md), so an alarm can stand while the sequence still holds the limit, and no
+        alarm does not show the rate within the limit when the sequence reaches above it.
+        ``None`` when neither happens (or nothing is audited).
+        """
+        if self.lower is None or self.upper is None:
+            return None
+        if self.alarm and self.lower <= self.limit:
+            return (
+                f"the confidence sequence still holds {self.limit:g}: the alarm is the one-sided "
+                "test at 1/δ, the sequence two-sided at 2/δ and wider"
+            )
+        if not self.alarm and self.upper > self.limit:
+            return (
+                f"the upper end is above {self.limit:g}: no alarm does not show the rate within it"
+            )
+        return None
+
     def audit_quality(self) -> list[str]:
         """Lines on the audit decisions the monitor set aside or had to choose between."""
         out = []
@@ -112,6 +133,7 @@ class RateMonitor:
                 for d in self.pending_draws
             ],
             "conflicts": self.conflicts, "decisions_before_draw": self.before_draw,
+            "note": self.interval_note(),
         }  # fmt: skip
 
 

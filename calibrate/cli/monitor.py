@@ -114,12 +114,7 @@ def print_table(
                     f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
                     f"{limit:g}; e-value today {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
                     f"pending {m.pending}{waiting}"
-                    + (
-                        f"; the upper end is above {limit:g}: no alarm does not show the rate "
-                        "within it"
-                        if not m.alarm_at and m.upper > limit
-                        else ""
-                    )
+                    + (f"; {note}" if (note := m.interval_note()) else "")
                 )
             for line in m.audit_quality():
                 typer.echo(f"    {line}")

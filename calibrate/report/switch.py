@@ -34,9 +34,9 @@ def _rate_line(name: str, m: Any, *, limit: float, delta: float) -> str:
         if m.alarm_at is not None
         else " No alarm."
     )
-    if m.alarm_at is None and m.upper > limit:
-        # No alarm is not evidence of a rate within the limit: say so where the bound is above it.
-        alarm += f" The upper end is above {limit:g}: no alarm does not show the rate within it."
+    if note := m.interval_note():
+        # No alarm with the bound above the limit, or an alarm with the limit still inside.
+        alarm += f" {note[0].upper()}{note[1:]}."
     return (
         f"{name}: {m.bad} of {m.audited} audited ({m.rate:.1%}; {1 - delta:.0%} confidence "
         f"sequence {m.lower:.1%}–{m.upper:.1%}) against {limit:g}; e-value today "
