@@ -55,7 +55,9 @@ def monitor_command(
     probability at most delta however often monitor is run. Status per step:
     ok, alarm (with the change back to advisory: true), warning (label-free
     signs, no certificate) or no_audits (with the audit rate needed). While
-    drawn checks await a decision, the action says to record them first.
+    drawn checks await a decision, the action says to record them first; for
+    drawn checks whose decisions are all dated before the draw (no audits), it
+    says so and how to correct them.
 
     Exit code 0 whatever the status; with --fail-on-alarm, 1 when any step is
     in alarm (the output is printed first, in either format).
