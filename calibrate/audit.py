@@ -32,6 +32,7 @@ This is the one writer of the store besides ingest.
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import secrets
 from collections.abc import Sequence
@@ -44,6 +45,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from calibrate.analysis.monitor import unenforced_reason
+from calibrate.arguments import argument_name
 from calibrate.errors import UsageError
 from calibrate.textsafe import csv_cell
 
@@ -354,20 +357,17 @@ def draw(
     Raises
     ------
     UsageError
-        Neither or both of ``rate`` and ``per_week``, a rate outside (0, 1],
-        a verdict that cannot be drawn, or an ``out`` that cannot be written.
+        A ``ValueError``, naming the argument: neither or both of ``rate`` and
+        ``per_week``, a rate outside (0, 1], a verdict that cannot be drawn, an
+        ``out`` that cannot be written, or a ``process`` / ``step`` that selects
+        no enforced step (naming the names the store has, or its enforced steps).
     """
     if out is not None:
         check_writable(out)
-    if (rate is None) == (per_week is None):
-        raise UsageError("give one of --rate and --per-week")
-    if rate is not None and not 0.0 < rate <= 1.0:
-        raise UsageError(f"--rate must be in (0, 1], got {rate}")
-    if per_week is not None and not per_week > 0:
-        raise UsageError(f"--per-week must be positive, got {per_week}")
-    bad = [v for v in verdicts if v not in DRAWABLE]
-    if bad or not verdicts:
-        raise UsageError(f"--verdicts takes pass and/or fail, got {', '.join(bad) or 'none'}")
+    check_design(rate=rate, per_week=per_week, verdicts=verdicts)
+    reason = unenforced_reason(con, process, step)
+    if reason is not None:
+        raise UsageError(reason)
     verdicts = tuple(dict.fromkeys(verdicts))
     seed = int(secrets.randbits(31)) if seed is None else int(seed)
     now = now or datetime.now(UTC)
@@ -435,6 +435,42 @@ def draw(
     if tmp is not None:
         os.replace(tmp, out)
     return result
+
+
+def check_design(
+    *,
+    rate: float | None,
+    per_week: float | None,
+    verdicts: Sequence[str],
+    cli: bool = False,
+) -> None:
+    """Refuse a draw's design that cannot be drawn, before anything is read or stored.
+
+    Parameters
+    ----------
+    rate, per_week, verdicts
+        As :func:`draw` takes them.
+    cli : bool, default=False
+        Name the command-line options (``--rate``) instead of the arguments (``rate``).
+
+    Raises
+    ------
+    UsageError
+        Neither or both of ``rate`` and ``per_week``, a rate outside (0, 1], a
+        ``per_week`` not above 0, or no verdict or one that cannot be drawn.
+    """
+    name = functools.partial(argument_name, cli=cli)
+    if (rate is None) == (per_week is None):
+        raise UsageError(f"give one of {name('rate')} and {name('per_week')}")
+    if rate is not None and not 0.0 < rate <= 1.0:
+        raise UsageError(f"{name('rate')} must be in (0, 1], got {rate}")
+    if per_week is not None and not per_week > 0:
+        raise UsageError(f"{name('per_week')} must be positive, got {per_week}")
+    bad = [v for v in verdicts if v not in DRAWABLE]
+    if bad or not verdicts:
+        raise UsageError(
+            f"{name('verdicts')} takes pass and/or fail, got {', '.join(map(str, bad)) or 'none'}"
+        )
 
 
 def check_writable(path: str | Path) -> None:

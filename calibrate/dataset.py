@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from calibrate.arguments import argument_name
 from calibrate.profile import Kind, Limits, Question
 
 #: Columns of :func:`submissions` (one row per recorded check).
@@ -520,12 +521,16 @@ def checked_steps(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [row[0] for row in rows]
 
 
-def unmatched_filters(con: duckdb.DuckDBPyConnection, filters: Filters) -> str | None:
+def unmatched_filters(
+    con: duckdb.DuckDBPyConnection, filters: Filters, *, cli: bool = False
+) -> str | None:
     """Why ``filters`` match no recorded check, naming what the store has; ``None`` when some match.
 
-    A name filtered on that no check carries (a misspelt ``--process``) is
+    A name filtered on that no check carries (a misspelt ``process``) is
     reported with the names that exist (the steps and models of the chosen
     process, when it exists); otherwise the filters together match nothing.
+    The message names the Python argument (``process``), or the option
+    (``--process``) with ``cli``.
     """
     # The checks table under the labeled view's names: no window over every check to run.
     where, params = filters.where()
@@ -535,13 +540,14 @@ def unmatched_filters(con: duckdb.DuckDBPyConnection, filters: Filters) -> str |
     if con.execute(sql, params).fetchone()[0]:
         return None
     scope, scope_params = "TRUE", []
-    for option, column, value in (
-        ("--process", "process", filters.process),
-        ("--step", "step", filters.step),
-        ("--model", "model", filters.model),
+    for column, value in (
+        ("process", filters.process),
+        ("step", filters.step),
+        ("model", filters.model),
     ):
         if value is None:
             continue
+        option = argument_name(column, cli=cli)
         names = [
             r[0]
             for r in con.execute(

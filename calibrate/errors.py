@@ -13,8 +13,12 @@ class CalibrateError(Exception):
     exit_code: int = 1
 
 
-class UsageError(CalibrateError):
-    """The arguments cannot be used (missing path, bad option value)."""
+class UsageError(CalibrateError, ValueError):
+    """The arguments cannot be used (missing path, bad option value).
+
+    Also a ``ValueError``, so that a caller of the Python API catches a bad
+    argument as one (the CLI turns it into exit 2 like every other usage error).
+    """
 
     exit_code = 2
 

@@ -193,7 +193,9 @@ class _Sim:
         self.rng = np.random.default_rng(seed)
         self.n_runs = runs
         self.limits = Limits()
-        self.counts = {"runs": 0, "checks": 0, "answers": 0, "decisions": 0}
+        # What the manifest reports; every check written is labeled (a decision on it) or not.
+        self.counts = {"runs": 0, "checks": 0, "answers": 0, "decisions": 0,
+                       "labeled_checks": 0, "unlabeled_checks": 0}  # fmt: skip
         self.truth_rows: list[tuple[Any, ...]] = []
         self.decision_rows: list[dict[str, Any]] = []
 
@@ -365,7 +367,6 @@ def simulate(
     frac_all = np.sort(rng.random(runs))
     run_ids = [f"r-{seed:03d}-{i:07d}" for i in range(runs)]
     docs: list[dict[str, Any]] = [None] * runs  # type: ignore[list-item]
-    labeled = unlabeled = 0
     for mi, sm in enumerate(models):
         idx = np.flatnonzero(which == mi)
         if idx.size == 0:
@@ -413,7 +414,7 @@ def simulate(
                 run["handoff"] = {"step": sm.step, "check": check}
                 sim.counts["checks"] += 1
                 sim.counts["answers"] += len(ans1[k])
-                unlabeled += 1
+                sim.counts["unlabeled_checks"] += 1
                 sim.truth_rows.append(
                     (run_ids[i], sm.process, sm.step, 1, int(acc1[k]), round(float(pcal1[k]), 6))
                 )
@@ -439,7 +440,7 @@ def simulate(
                 sim.counts["checks"] += 1
                 sim.counts["answers"] += 0 if is_err else len(ans1[k])
                 sim.counts["decisions"] += 1
-                labeled += 1
+                sim.counts["labeled_checks"] += 1
                 sim.truth_rows.append(
                     (run_ids[i], sm.process, sm.step, 1, int(acc1[k]), round(float(pcal1[k]), 6))
                 )
@@ -456,8 +457,7 @@ def simulate(
             check = verdict_obj(ans, verd, model, t, err=is_err, trunc=bool(truncated[k]))
             sim.counts["checks"] += 1
             sim.counts["answers"] += 0 if is_err else len(ans)
-            labeled += 0 if pending[k] else 1
-            unlabeled += 1 if pending[k] else 0
+            sim.counts["unlabeled_checks" if pending[k] else "labeled_checks"] += 1
             sim.truth_rows.append(
                 (run_ids[i], sm.process, sm.step, attempt, int(acc), round(float(pcal), 6))
             )
@@ -554,12 +554,7 @@ def simulate(
         writer.writerow(["run", "process", "step", "attempt", "acceptable", "p_calibrated"])
         writer.writerows(sim.truth_rows)
     manifest = {
-        "runs": sim.counts["runs"],
-        "checks": sim.counts["checks"],
-        "answers": sim.counts["answers"],
-        "decisions": sim.counts["decisions"],
-        "labeled_checks": labeled,
-        "unlabeled_checks": unlabeled,
+        **sim.counts,
         "seed": seed,
         "files": sorted(p.name for p in out.iterdir() if p.is_file()),
         "period": {

@@ -127,6 +127,11 @@ def continue_enforced(
         _truth(sim, run_id, sm, attempt, acc[ans_i][k], seen[ans_i][2][k])
         sim.counts["checks"] += attempt
         sim.counts["answers"] += attempt * len(questions)
+        # Only an escalation is decided by a person: its check is labeled; a pass, a fail and a
+        # first attempt sent back to the agent are not (as `calibrate status` counts them).
+        escalated = code not in (pass_code, fail_code)
+        sim.counts["labeled_checks"] += int(escalated)
+        sim.counts["unlabeled_checks"] += attempt - int(escalated)
         if code == fail_code:  # a second fail: blocking, waiting on the agent
             run["steps"] = {sm.step: {"status": "running", "history": step.get("history", [])}}
             run["handoff"] = {"step": sm.step, "check": check}

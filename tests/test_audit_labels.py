@@ -98,8 +98,9 @@ def test_pending_draws_say_to_record_them_and_what_waits_behind(tmp_path, export
     assert "10 decided audits wait behind the first pending one" in step.action
     assert step.to_dict()["false_pass"]["waiting_behind_pending"] == 10
     assert step.to_dict()["false_pass"]["pending_draws"] == [
-        {"draw_id": result.draw_id, "drawn_at": DRAWN_AT.isoformat(), "pending": fp.pending}
-    ]
+        {"draw_id": result.draw_id, "drawn_at": DRAWN_AT.isoformat(), "pending": fp.pending,
+         "decided_before_draw": 0}
+    ]  # fmt: skip
     con.close()
 
 
@@ -154,3 +155,43 @@ def test_certification_leaves_audit_labels_out_unless_every_decision_is_kept(tmp
     assert any("audit decisions after the switch left out" in n for n in default.notes)
     assert kept.left_out["audits"] == 0
     assert kept.n_labeled > default.n_labeled + result.n_drawn - 1
+
+
+def test_a_date_alone_on_the_draws_day_is_an_audit_and_an_earlier_one_is_named(tmp_path, export):
+    """A reviewer who writes only the date (read as UTC midnight) on the day of a draw made in
+    the afternoon has made audits; a date before the draw's day has not, and the action says
+    what is wrong with those decisions instead of asking to record them again."""
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    afternoon = datetime(2026, 12, 1, 17, 14, tzinfo=UTC)
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=afternoon)
+    path, filled = tmp_path / "audit.csv", tmp_path / "filled.csv"
+    audit.write_csv(result, path)
+    review_audit(path, export / ".truth", filled)
+    rows = pd.read_csv(filled, dtype=str, keep_default_na=False)
+    # The day before the draw, by mistake: recorded, but no audits.
+    rows.assign(at="2026-11-30").to_csv(tmp_path / "early.csv", index=False)
+    ingest(con, [tmp_path / "early.csv"])
+    (step,) = monitor_store(con).steps
+    fp = step.false_pass
+    assert fp.audited == 0 and fp.pending == result.n_drawn == fp.before_draw
+    assert "await a decision" not in step.action and "record them" not in step.action
+    assert step.action.startswith(
+        f"{result.n_drawn} drawn checks have decisions, but all dated before their draw "
+        f"(draw {result.draw_id}, 2026-12-01 17:14 UTC): those are not audits."
+    )
+    assert "correct their `at`" in step.action
+    assert fp.to_dict()["pending_draws"][0]["decided_before_draw"] == result.n_drawn
+    # The same decisions dated the draw's day: audits, in the monitor and in certification.
+    rows.assign(at="2026-12-01").to_csv(tmp_path / "early.csv", index=False)
+    ingest(con, [tmp_path / "early.csv"])
+    (step,) = monitor_store(con).steps
+    fp = step.false_pass
+    assert fp.audited == result.n_drawn and fp.pending == 0 and fp.before_draw == 0
+    assert fp.bad == int((rows["decision"] == "rejected").sum())
+    assert step.action is None or "drawn checks" not in step.action
+    labels = con.execute(
+        "SELECT count(*) FROM labeled WHERE audited AND label IS NOT NULL"
+    ).fetchone()[0]
+    assert labels == result.n_drawn
+    con.close()

@@ -4,11 +4,17 @@ ingest, audit draw, the simulated reviewer's decisions, ingest again, monitor.""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from calibrate.analysis.monitor import MonitorReport, StepMonitor
+from calibrate.analysis.rate_monitor import RateMonitor
 from calibrate.cli import app
+from calibrate.cli.monitor import print_table
+from calibrate.report.switch import _rate_line
 
 runner = CliRunner()
 
@@ -176,3 +182,41 @@ def test_simulate_refuses_what_it_would_silently_ignore(tmp_path):
     )
     r = runner.invoke(app, ["simulate", "--out", str(out), "--review", str(other)])
     assert r.exit_code == 2 and "none of the 1 drawn checks" in r.stderr, r.output
+
+
+def test_an_alarm_whose_confidence_sequence_holds_alpha_says_why(capsys):
+    """The alarm is the one-sided test at 1/δ, the sequence two-sided at 2/δ: an alarm beside a
+    sequence that still holds α (the tester's 0.036–0.165 against 0.05) says so, in the table,
+    the JSON and the report; without an alarm the reverse note stays as it was."""
+
+    def monitor(alarm: bool, lower: float, upper: float) -> RateMonitor:
+        return RateMonitor(
+            audited=434, bad=38, pending=0, rate=0.088, lower=lower, upper=upper, e_value=20.5,
+            alarm_at=datetime(2026, 9, 1, tzinfo=UTC) if alarm else None, limit=0.05,
+            path=pd.DataFrame(), e_value_at_alarm=20.5 if alarm else None, e_value_peak=20.5,
+        )  # fmt: skip
+
+    held = "the confidence sequence still holds 0.05: the alarm is the one-sided test at 1/δ"
+    alarm = monitor(True, 0.036, 0.165)
+    assert alarm.interval_note().startswith(held)
+    assert alarm.to_dict()["note"] == alarm.interval_note()
+    line = _rate_line("False passes", alarm, limit=0.05, delta=0.1)
+    assert "Alarm on 2026-09-01" in line and f"T{held[1:]}" in line
+    # Above alpha at the lower end: nothing to explain.
+    assert monitor(True, 0.06, 0.165).interval_note() is None
+    assert monitor(True, 0.06, 0.165).to_dict()["note"] is None
+    # No alarm with the upper end above alpha: the note the report had, now in one place.
+    quiet = monitor(False, 0.036, 0.165)
+    assert quiet.interval_note() == (
+        "the upper end is above 0.05: no alarm does not show the rate within it"
+    )
+    assert "The upper end is above 0.05: no alarm does not show the rate within it." in (
+        _rate_line("False passes", quiet, limit=0.05, delta=0.1)
+    )
+    step = StepMonitor(
+        process="p", step="s", model="m", enforced_since=None, status="alarm", false_pass=alarm,
+        false_fail=None, escalations={"n": 0, "decided": 0}, warnings=[], action=None,
+    )  # fmt: skip
+    print_table(MonitorReport(0.05, 0.2, 0.1, [step]), alpha=0.05, beta=0.2, delta=0.1)
+    out = capsys.readouterr().out
+    assert "confidence sequence 0.036–0.165) vs 0.05" in out and held in out

@@ -72,3 +72,46 @@ def test_the_calls_after_the_switch(tmp_path):
         con.close()
     assert (tmp_path / "audit.csv").read_text(encoding="utf-8").count("\n") > 1
     assert watch is not None
+
+
+def test_bad_arguments_after_the_switch_are_value_errors_naming_the_argument(tmp_path):
+    """As the README says: a bad argument is a ValueError that names what is accepted, in the
+    API's own words (``rate``, not ``--rate``); a name the store lacks is refused, not an empty
+    draw or report; nothing is stored."""
+    import pytest
+
+    from calibrate.ingest import ingest
+    from calibrate.simulate import simulate
+
+    simulate(tmp_path / "export", runs=600, seed=3, enforce_weeks=4)
+    con = calibrate.connect(tmp_path / "s.duckdb")
+    try:
+        ingest(con, [tmp_path / "export"])
+        step = {"process": "invoice-matching", "step": "match_invoice"}
+        for kwargs, message in [
+            ({**step, "rate": 1.5}, r"^rate must be in \(0, 1\], got 1.5$"),
+            ({**step}, "^give one of rate and per_week$"),
+            ({**step, "per_week": 0}, "^per_week must be positive"),
+            ({**step, "rate": 0.5, "verdicts": ["unsure"]}, "^verdicts takes pass and/or fail"),
+            ({"process": "nope", "step": "match_invoice", "rate": 0.5},
+             "^process 'nope' matches no check; processes in the store: expense-review, "
+             "invoice-matching"),
+            ({"process": "expense-review", "step": "review_expense", "rate": 0.5},
+             "no enforced step .*; enforced steps in the store: invoice-matching / match_invoice"),
+        ]:  # fmt: skip
+            with pytest.raises(ValueError, match=message):
+                calibrate.draw_audit(con, **kwargs, seed=1)
+        assert calibrate.audit_draws(con).empty
+        for kwargs, message in [
+            ({"alpha": 2}, r"^alpha must be in \(0, 1\), got 2$"),
+            ({"delta": 0}, r"^delta must be in \(0, 1\), got 0$"),
+            ({"beta": 1.5}, r"^beta must be in \(0, 1\], got 1.5$"),
+            ({"plan_weeks": 0}, "^plan_weeks must be at least 1"),
+            ({"step": "nope"}, "^step 'nope' matches no check; steps in the store: "),
+        ]:
+            with pytest.raises(ValueError, match=message):
+                calibrate.monitor_store(con, **kwargs)
+        # A process with checks but none enforced: nothing to monitor, not an error.
+        assert calibrate.monitor_store(con, process="expense-review").steps == []
+    finally:
+        con.close()

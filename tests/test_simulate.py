@@ -79,3 +79,24 @@ def test_start_moves_the_timeline_and_the_cli_warns_of_records_after_today(tmp_p
     )
     assert result.exit_code == 0, result.output
     assert "after today" in result.stderr and "--start 20" in result.stderr
+
+
+def test_the_enforced_manifest_adds_up_and_agrees_with_status(tmp_path):
+    """With enforced weeks the manifest's checks are its labeled plus unlabeled ones, and each
+    count is what `calibrate status` finds after ingest (was: the enforced weeks' checks counted
+    in neither, their escalations as decisions only)."""
+    from calibrate.ingest import ingest
+    from calibrate.status import store_status
+    from calibrate.store import connect
+
+    manifest = simulate(tmp_path / "sim", runs=600, seed=1, enforce_weeks=4)
+    assert manifest["checks"] == manifest["labeled_checks"] + manifest["unlabeled_checks"]
+    con = connect(tmp_path / "s.duckdb")
+    try:
+        ingest(con, [tmp_path / "sim"])
+        info = store_status(con)
+    finally:
+        con.close()
+    for key in ("runs", "checks", "answers", "decisions", "labeled_checks", "unlabeled_checks"):
+        assert info[key] == manifest[key], key
+    assert info["quarantined"] == 0

@@ -45,6 +45,8 @@ from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, desig
     design_bound,
     rate_monitor,
 )
+from calibrate.arguments import argument_name, check_levels
+from calibrate.errors import UsageError
 from calibrate.profile import RESULT_NAMES
 from calibrate.textsafe import yaml_block
 
@@ -256,19 +258,48 @@ def monitor_step(
 
 
 def pending_text(monitors: Sequence[RateMonitor]) -> str | None:
-    """What to do about drawn checks still awaiting a decision, or ``None`` when none are."""
+    """What to do about drawn checks still awaiting an audit decision, or ``None`` when none are.
+
+    A drawn check with no decision at all is to be reviewed. One whose decisions are all dated
+    before its draw is recorded but has no audit: the text says so and how to correct it, never
+    to record what is already recorded.
+    """
     pending = sum(m.pending for m in monitors)
     if not pending:
         return None
-    draws: dict[int, Any] = {}
+    draws: dict[int, dict[str, Any]] = {}
     for m in monitors:
         for d in m.pending_draws:
-            draws.setdefault(d["draw_id"], d["drawn_at"])
-    where = ", ".join(
-        f"draw {k}" + (f", {at:%Y-%m-%d}" if at is not None else "")
-        for k, at in sorted(draws.items())
-    )
-    text = f"{pending} drawn checks await a decision ({where}): record them before drawing again."
+            into = draws.setdefault(
+                d["draw_id"], {"drawn_at": d["drawn_at"], "none": 0, "early": 0}
+            )
+            early = d["decided_before_draw"]
+            into["early"] += early
+            into["none"] += d["pending"] - early
+
+    def where(kind: str, fmt: str) -> str:
+        return ", ".join(
+            f"draw {k}" + (f", {d['drawn_at']:{fmt}}" if d["drawn_at"] is not None else "")
+            for k, d in sorted(draws.items())
+            if d[kind]
+        )
+
+    early = sum(d["early"] for d in draws.values())
+    parts = []
+    if pending - early:
+        parts.append(
+            f"{pending - early} drawn checks await a decision ({where('none', '%Y-%m-%d')}): "
+            "record them before drawing again."
+        )
+    if early:
+        parts.append(
+            f"{early} drawn checks have decisions, but all dated before their draw "
+            f"({where('early', '%Y-%m-%d %H:%M UTC')}): those are not audits. If they were made "
+            "for the draw, correct their `at` to when the review was made (at or after the "
+            "draw; a date alone counts from the draw's day on) or leave it blank, and ingest "
+            "the file again; otherwise a reviewer decides each drawn check anew."
+        )
+    text = " ".join(parts)
     waiting = sum(m.waiting for m in monitors)
     if waiting:
         text += (
@@ -348,9 +379,24 @@ def monitor_store(
     Returns
     -------
     MonitorReport
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError``: a level outside (0, 1) (``beta`` may be 1), ``plan_weeks`` below 1,
+        or a ``process`` / ``step`` that matches no recorded check (naming those the store
+        has). One that names checks but no enforced step gives a report with no steps.
     """
     from calibrate.analysis.step_evidence import replay
-    from calibrate.dataset import process_questions
+    from calibrate.dataset import Filters, process_questions, unmatched_filters
+
+    check_levels(alpha, delta, beta)
+    if plan_weeks < 1:
+        raise UsageError(f"plan_weeks must be at least 1, got {plan_weeks}")
+    if process is not None or step is not None:
+        reason = unmatched_filters(con, Filters(process=process, step=step))
+        if reason is not None:
+            raise UsageError(reason)
 
     frames = _read(con, process, step, model=model, since=since, until=until)
     out: list[StepMonitor] = []
@@ -406,6 +452,39 @@ def enforced_steps(con: Any) -> list[tuple[str, str]]:
             " AND verdict IN ('pass', 'unsure') AND process IS NOT NULL ORDER BY 1, 2"
         ).fetchall()
     ]
+
+
+def unenforced_reason(
+    con: Any, process: str | None, step: str | None, *, cli: bool = False
+) -> str | None:
+    """Why ``process`` / ``step`` select no enforced step, naming what the store has; ``None`` if some.
+
+    First the names themselves (:func:`calibrate.dataset.unmatched_filters`: a name no check
+    carries, with the names the store has); then whether any step they select is enforced (a
+    pass or unsure verdict recorded with ``advisory: false``), with the enforced steps. Both
+    ``None``: every step may be chosen, so ``None``. The message names the Python arguments, or
+    the options (``--process``) with ``cli``.
+    """
+    from calibrate.dataset import Filters, unmatched_filters
+
+    if process is None and step is None:
+        return None
+    reason = unmatched_filters(con, Filters(process=process, step=step), cli=cli)
+    if reason is not None:
+        return reason
+    steps = enforced_steps(con)
+    if any((process in (None, p)) and (step in (None, s)) for p, s in steps):
+        return None
+    asked = " ".join(
+        f"{argument_name(name, cli=cli)} {value!r}"
+        for name, value in (("process", process), ("step", step))
+        if value
+    )
+    known = ", ".join(f"{p} / {s}" for p, s in steps) or "none"
+    return (
+        f"{asked}: no enforced step (no pass or unsure verdict recorded with advisory: false); "
+        f"enforced steps in the store: {known}"
+    )
 
 
 def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Sequence | None):

@@ -58,7 +58,9 @@ class RateMonitor:
         Decided audits behind the first pending one: the stream stops there, so
         they count only once it is decided.
     pending_draws : tuple of dict
-        Per draw with pending checks: ``draw_id``, ``drawn_at``, ``pending``.
+        Per draw with pending checks: ``draw_id``, ``drawn_at``, ``pending`` and
+        ``decided_before_draw`` (those of them whose only decisions are dated
+        before the draw: recorded, but no audits).
     """
 
     audited: int
@@ -82,6 +84,42 @@ class RateMonitor:
     def alarm(self) -> bool:
         return self.alarm_at is not None
 
+    def interval_note(self) -> str | None:
+        """How the alarm and the confidence sequence read together when they seem to disagree.
+
+        The alarm is the one-sided test at ``1/delta``; the sequence is two-sided at ``2/delta``
+        (docs/method.md), so an alarm can stand while the sequence still holds the limit, and no
+        alarm does not show the rate within the limit when the sequence reaches above it.
+        ``None`` when neither happens (or nothing is audited).
+        """
+        if self.lower is None or self.upper is None:
+            return None
+        if self.alarm and self.lower <= self.limit:
+            return (
+                f"the confidence sequence still holds {self.limit:g}: the alarm is the one-sided "
+                "test at 1/δ, the sequence two-sided at 2/δ and wider"
+            )
+        if not self.alarm and self.upper > self.limit:
+            return (
+                f"the upper end is above {self.limit:g}: no alarm does not show the rate within it"
+            )
+        return None
+
+    def audit_quality(self) -> list[str]:
+        """Lines on the audit decisions the monitor set aside or had to choose between."""
+        out = []
+        if self.conflicts:
+            out.append(
+                f"{self.conflicts} drawn checks have disagreeing decisions after the draw: the "
+                "first decision after the draw is used (the blind one)"
+            )
+        if self.before_draw:
+            out.append(
+                f"{self.before_draw} decisions on drawn checks are dated before their draw: not "
+                "audits, ignored"
+            )
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "audited": self.audited, "bad": self.bad, "pending": self.pending,
@@ -95,6 +133,7 @@ class RateMonitor:
                 for d in self.pending_draws
             ],
             "conflicts": self.conflicts, "decisions_before_draw": self.before_draw,
+            "note": self.interval_note(),
         }  # fmt: skip
 
 
@@ -134,7 +173,12 @@ def rate_monitor(
     pending = int(undecided.sum())
     stop = int(np.argmax(undecided)) if undecided.any() else len(stream)
     bookkeeping["waiting"] = int((drawn & ~undecided)[stop:].sum())
-    bookkeeping["pending_draws"] = _pending_draws(stream[undecided])
+    predated = (
+        stream["n_before"].to_numpy(dtype=np.int64) > 0
+        if "n_before" in stream
+        else np.zeros(len(stream), dtype=bool)
+    )
+    bookkeeping["pending_draws"] = _pending_draws(stream[undecided], predated[undecided])
     s = stream.iloc[:stop]
     drawn = drawn[:stop]
     pi = s["inclusion_p"].to_numpy(dtype=float)
@@ -169,16 +213,19 @@ def rate_monitor(
     )  # fmt: skip
 
 
-def _pending_draws(rows: pd.DataFrame) -> tuple[dict[str, Any], ...]:
-    """Per draw holding pending checks: its id, when it was made and how many are pending."""
+def _pending_draws(rows: pd.DataFrame, predated: np.ndarray) -> tuple[dict[str, Any], ...]:
+    """Per draw holding pending checks: its id, when it was made, how many are pending and how
+    many of those have decisions dated before the draw only (``predated``, per row)."""
     if rows.empty or "draw_id" not in rows:
         return ()
     when = rows["drawn_at"] if "drawn_at" in rows else pd.Series(None, index=rows.index)
+    early = pd.Series(predated, index=rows.index)
     out = []
     for draw_id, group in rows.groupby("draw_id", sort=True):
         at = pd.to_datetime(when.loc[group.index], utc=True).min()
         out.append({"draw_id": int(draw_id), "drawn_at": None if pd.isna(at) else at.to_pydatetime(),
-                    "pending": len(group)})  # fmt: skip
+                    "pending": len(group),
+                    "decided_before_draw": int(early.loc[group.index].sum())})  # fmt: skip
     return tuple(out)
 
 

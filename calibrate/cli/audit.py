@@ -68,8 +68,10 @@ def draw_command(
     nothing, writes no CSV and uses no check up: an error, exit 2.
     """
     wanted = tuple(v.strip() for v in verdicts.split(",") if v.strip())
-    # Before anything: a draw whose CSV cannot be written must not be stored.
+    # Before anything: a draw whose CSV cannot be written must not be stored; the design is
+    # checked here too, so that its errors name the options rather than the API's arguments.
     audits.check_writable(out)
+    audits.check_design(rate=rate, per_week=per_week, verdicts=wanted, cli=True)
     con = connect(db)
     try:
         require_enforced(con, process, step)

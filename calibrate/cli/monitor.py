@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -23,9 +23,6 @@ from calibrate.cli.options import (
 from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
-
-if TYPE_CHECKING:
-    from calibrate.analysis.rate_monitor import RateMonitor
 
 monitoring = lazy_module("calibrate.analysis.monitor")
 
@@ -58,7 +55,9 @@ def monitor_command(
     probability at most delta however often monitor is run. Status per step:
     ok, alarm (with the change back to advisory: true), warning (label-free
     signs, no certificate) or no_audits (with the audit rate needed). While
-    drawn checks await a decision, the action says to record them first.
+    drawn checks await a decision, the action says to record them first; for
+    drawn checks whose decisions are all dated before the draw (no audits), it
+    says so and how to correct them.
 
     Exit code 0 whatever the status; with --fail-on-alarm, 1 when any step is
     in alarm (the output is printed first, in either format).
@@ -117,14 +116,9 @@ def print_table(
                     f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
                     f"{limit:g}; e-value today {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
                     f"pending {m.pending}{waiting}"
-                    + (
-                        f"; the upper end is above {limit:g}: no alarm does not show the rate "
-                        "within it"
-                        if not m.alarm_at and m.upper > limit
-                        else ""
-                    )
+                    + (f"; {note}" if (note := m.interval_note()) else "")
                 )
-            for line in audit_quality(m):
+            for line in m.audit_quality():
                 typer.echo(f"    {line}")
         e = s.escalations
         if e["decided"]:
@@ -141,19 +135,3 @@ def print_table(
             typer.echo("")
             for line in s.action.splitlines():
                 typer.echo(terminal_safe(f"  {line}"))
-
-
-def audit_quality(m: RateMonitor) -> list[str]:
-    """Lines on the audit decisions the monitor set aside or had to choose between."""
-    out = []
-    if m.conflicts:
-        out.append(
-            f"{m.conflicts} drawn checks have disagreeing decisions after the draw: the first "
-            "decision after the draw is used (the blind one)"
-        )
-    if m.before_draw:
-        out.append(
-            f"{m.before_draw} decisions on drawn checks are dated before their draw: not audits, "
-            "ignored"
-        )
-    return out

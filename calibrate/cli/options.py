@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from calibrate import arguments
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 
@@ -123,7 +124,7 @@ EscalationsOption = Annotated[
 
 def require_match(con: object, filters: Filters) -> None:
     """Refuse filters that match no recorded check, naming what the store has (exit 2)."""
-    reason = dataset.unmatched_filters(con, filters)
+    reason = dataset.unmatched_filters(con, filters, cli=True)
     if reason is not None:
         raise UsageError(reason)
 
@@ -131,23 +132,12 @@ def require_match(con: object, filters: Filters) -> None:
 def require_enforced(con: object, process: str | None, step: str | None) -> None:
     """Refuse a ``--process`` / ``--step`` with no enforced step, naming the enforced ones (exit 2).
 
-    First the names themselves (:func:`require_match`); then whether any step they select is
+    First the names themselves (as :func:`require_match`); then whether any step they select is
     enforced (a pass or unsure verdict recorded with ``advisory: false``).
     """
-    if process is None and step is None:
-        return
-    require_match(con, make_filters(process=process, step=step))
-    steps = monitoring.enforced_steps(con)
-    if any((process in (None, p)) and (step in (None, s)) for p, s in steps):
-        return
-    asked = " ".join(
-        f"{opt} {value!r}" for opt, value in (("--process", process), ("--step", step)) if value
-    )
-    known = ", ".join(f"{p} / {s}" for p, s in steps) or "none"
-    raise UsageError(
-        f"{asked}: no enforced step (no pass or unsure verdict recorded with advisory: false); "
-        f"enforced steps in the store: {known}"
-    )
+    reason = monitoring.unenforced_reason(con, process, step, cli=True)
+    if reason is not None:
+        raise UsageError(reason)
 
 
 def note_left_out(con: object, filters: Filters) -> None:
@@ -194,15 +184,6 @@ BetaOption = Annotated[
 ]
 
 
-def check_unit(name: str, value: float, *, one_allowed: bool = False) -> None:
-    """Refuse an option's value outside (0, 1), or (0, 1] with ``one_allowed``."""
-    if not (0.0 < value < 1.0 or (one_allowed and value == 1.0)):
-        span = "(0, 1]" if one_allowed else "(0, 1)"
-        raise UsageError(f"{name} must be in {span}, got {value}")
-
-
 def check_levels(alpha: float, delta: float, beta: float) -> None:
-    """Refuse levels outside (0, 1) (beta may be 1: false fails uncontrolled)."""
-    check_unit("--alpha", alpha)
-    check_unit("--delta", delta)
-    check_unit("--beta", beta, one_allowed=True)
+    """Refuse levels outside (0, 1) (beta may be 1: false fails uncontrolled), naming the option."""
+    arguments.check_levels(alpha, delta, beta, cli=True)

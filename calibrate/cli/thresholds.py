@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from calibrate.arguments import check_unit
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
@@ -23,7 +24,6 @@ from calibrate.cli.options import (
     StepOption,
     UntilOption,
     check_levels,
-    check_unit,
     format_option,
     make_filters,
     note_left_out,

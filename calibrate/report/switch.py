@@ -24,22 +24,25 @@ STATUS_WORDS = {
 def _rate_line(name: str, m: Any, *, limit: float, delta: float) -> str:
     if m is None:
         return f"{name}: not audited."
+    # Decisions the audit-label rule set aside or chose between: recorded, so say where they went.
+    ignored = "".join(f" {line[0].upper()}{line[1:]}." for line in m.audit_quality())
     if m.audited == 0:
-        return f"{name}: no decided audits yet ({m.pending} drawn and pending)."
+        return f"{name}: no decided audits yet ({m.pending} drawn and pending).{ignored}"
     alarm = (
         f" Alarm on {m.alarm_at:%Y-%m-%d}: the e-value reached {m.e_value_at_alarm:.3g} "
         f"(peak {m.e_value_peak:.3g})."
         if m.alarm_at is not None
         else " No alarm."
     )
-    if m.alarm_at is None and m.upper > limit:
-        # No alarm is not evidence of a rate within the limit: say so where the bound is above it.
-        alarm += f" The upper end is above {limit:g}: no alarm does not show the rate within it."
+    if note := m.interval_note():
+        # No alarm with the bound above the limit, or an alarm with the limit still inside.
+        alarm += f" {note[0].upper()}{note[1:]}."
     return (
         f"{name}: {m.bad} of {m.audited} audited ({m.rate:.1%}; {1 - delta:.0%} confidence "
         f"sequence {m.lower:.1%}–{m.upper:.1%}) against {limit:g}; e-value today "
         f"{m.e_value:.3g}, alarm at {1 / delta:g}.{alarm}"
         + (f" {m.pending} drawn and still pending." if m.pending else "")
+        + ignored
     )
 
 

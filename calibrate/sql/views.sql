@@ -49,9 +49,13 @@ WHERE (s.checked_at <= d.decided_at AND (s.later_at IS NULL OR d.decided_at < s.
 -- The audit label of each drawn check: the first decision on it made at or after its draw (the
 -- blind one, as the reviewer of the draw's CSV gives it; ties by decision id). A decision dated
 -- before the draw is no audit (made without the draw, by whoever); an undated one counts as made
--- when its file was ingested. Different decisions after the draw are a conflict (as for any
--- check): the first is still used. One row per drawn check (its earliest draw), decision NULL until a
--- decision arrives. The monitor reads this view, and check_labels labels drawn checks with it.
+-- when its file was ingested. A time at exactly midnight UTC, which is how a date alone is stored,
+-- is read as that whole day: on the draw's day or later it counts as made at the draw at the
+-- earliest (a reviewer who writes only the date of the review loses nothing; a decision really
+-- timed at midnight on the draw's day is read the same way). Different decisions after the draw
+-- are a conflict (as for any check): the first is still used. One row per drawn check (its
+-- earliest draw), decision NULL until a decision arrives. The monitor reads this view, and
+-- check_labels labels drawn checks with it.
 CREATE OR REPLACE VIEW audit_labels AS
 WITH drawn AS (
     SELECT e.check_id, min(d.drawn_at) AS drawn_at
@@ -60,7 +64,10 @@ WITH drawn AS (
     GROUP BY e.check_id
 ), made AS (
     SELECT dc.check_id, dc.decision_id, dc.decision, dc.decided_by, dc.decided_at, dc.note,
-           coalesce(dc.decided_at, f.ingested_at, TIMESTAMPTZ '1970-01-01') AS made_at
+           CASE WHEN epoch_us(dc.decided_at) % 86400000000 = 0  -- a day: [midnight, next midnight)
+                     AND dc.decided_at + INTERVAL 1 DAY > drawn.drawn_at
+                THEN greatest(dc.decided_at, drawn.drawn_at)
+                ELSE coalesce(dc.decided_at, f.ingested_at, TIMESTAMPTZ '1970-01-01') END AS made_at
     FROM decision_checks dc JOIN drawn USING (check_id) LEFT JOIN files f USING (file_id)
 )
 SELECT
