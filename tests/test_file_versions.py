@@ -211,7 +211,8 @@ def test_status_cli_lists_what_was_withdrawn(tmp_path):
     res = runner.invoke(app, ["status", "--db", str(db), "--withdrawn"])
     assert res.exit_code == 0, res.output
     assert "withdrawn by newer versions of files: 1 decision" in res.output
-    assert "r1 / s / attempt 1: decision approved (no longer in the file)" in res.output
+    # A corrected decision says so (a row the file dropped reads "no longer in the file").
+    assert "r1 / s / attempt 1: decision approved (replaced in the file)" in res.output
     assert Path(table.name).name in res.output
 
 

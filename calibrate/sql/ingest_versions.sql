@@ -24,7 +24,8 @@ SELECT NULL::BIGINT AS rec, NULL::VARCHAR AS path, NULL::INTEGER AS position, NU
        NULL::VARCHAR AS result
 LIMIT 0;
 CREATE OR REPLACE TEMP VIEW s_file_dec AS
-SELECT NULL::VARCHAR AS decision_id, NULL::VARCHAR AS process_name, NULL::VARCHAR AS note, NULL::VARCHAR AS source
+SELECT NULL::VARCHAR AS decision_id, NULL::VARCHAR AS process_name, NULL::VARCHAR AS note, NULL::VARCHAR AS source,
+       NULL::VARCHAR AS run_id, NULL::VARCHAR AS step, NULL::INTEGER AS attempt
 LIMIT 0;
 CREATE OR REPLACE TEMP TABLE s_file_run AS
 SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS process_name, NULL::VARCHAR AS version_text
@@ -70,7 +71,13 @@ SELECT 'check', check_id, 'changed in the file' FROM (
           IS DISTINCT FROM (n.ask, n.kind, n.p, n.name, n.level, n.confidence, n.result)
 )
 UNION ALL
-SELECT 'decision', decision_id, 'no longer in the file' FROM old_dec ANTI JOIN s_file_dec USING (decision_id)
+-- A decision the file no longer says, told apart from one it corrected (the same submission decided
+-- otherwise: another value, approver or time).
+SELECT 'decision', o.decision_id,
+       CASE WHEN EXISTS (SELECT 1 FROM s_file_dec f
+                         WHERE f.run_id = o.run_id AND f.step = o.step AND f.attempt = o.attempt)
+            THEN 'replaced in the file' ELSE 'no longer in the file' END
+FROM old_dec o ANTI JOIN s_file_dec USING (decision_id)
 UNION ALL
 SELECT 'decision', decision_id, 'changed in the file' FROM (
     SELECT decision_id, process, note, source FROM old_dec SEMI JOIN s_file_dec USING (decision_id)
@@ -91,7 +98,8 @@ SELECT 'run', run_id, 'changed in the file' FROM (
 CREATE OR REPLACE TEMP TABLE s_hand_over AS
 SELECT g.kind, g.row_id, min(h.file_id) AS holder
 FROM s_gone g JOIN holds h USING (kind, row_id)
-WHERE g.reason = 'no longer in the file' AND h.file_id NOT IN (SELECT file_id FROM s_old)
+WHERE g.reason IN ('no longer in the file', 'replaced in the file')
+  AND h.file_id NOT IN (SELECT file_id FROM s_old)
 GROUP BY g.kind, g.row_id;
 UPDATE checks SET file_id = s.holder FROM s_hand_over s WHERE s.kind = 'check' AND checks.check_id = s.row_id;
 UPDATE decisions SET file_id = s.holder FROM s_hand_over s

@@ -177,6 +177,6 @@ CREATE TABLE IF NOT EXISTS withdrawn (
     step         VARCHAR,
     attempt      INTEGER,
     what         VARCHAR,           -- the verdict, the decision, or the run's process
-    reason       VARCHAR NOT NULL,  -- no longer in the file | changed in the file
+    reason       VARCHAR NOT NULL,  -- no longer in the file | replaced in the file | changed in the file
     withdrawn_at TIMESTAMPTZ NOT NULL
 );
