@@ -296,6 +296,10 @@ def checkpoint_weights(
         return int(idx[0]) if idx.size else None
 
     rate = None if predicted is None else np.asarray(predicted, dtype=float)
+    if rate is not None and rate.shape != counts.shape:
+        raise ValueError(
+            f"predicted has {rate.size} rates for a path of {counts.size} candidates: one each"
+        )
 
     def hopeless(count: float) -> bool:
         # No test at the whole level would succeed there at the predicted rate (or none at all).
@@ -313,7 +317,7 @@ def checkpoint_weights(
         else:
             start = power_start(limit, first_share * level, share=power_share)
             cap = max(min_count(limit, first_share * level), int(top // 3))
-            if rate is not None and cap < start <= top:
+            if rate is not None and cap < start <= top and at_or_after(start) is not None:
                 # The answers vouch for the count-only start past the cap (no count of their own).
                 reach = int(np.argmax(counts >= start))
                 if rate[: reach + 1].max() <= PREDICTED_START_SHARE * limit:
