@@ -195,3 +195,58 @@ def test_a_date_alone_on_the_draws_day_is_an_audit_and_an_earlier_one_is_named(t
     ).fetchone()[0]
     assert labels == result.n_drawn
     con.close()
+
+
+def test_a_date_alone_in_a_file_ingested_before_the_draw_is_no_audit(tmp_path, export):
+    """A daily export of decisions dated by day, already in the store when the draw is made,
+    cannot hold a review made for the draw: its midnight decisions stay before the draw."""
+    from datetime import timedelta
+
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    enforced = con.execute(
+        "SELECT run_id, process, step, attempt FROM labeled "
+        "WHERE process = ? AND step = ? AND NOT advisory AND verdict = 'pass' AND label IS NULL",
+        [STEP["process"], STEP["step"]],
+    ).df()
+    draw_at = datetime.now(UTC) + timedelta(hours=1)
+    decisions_csv(tmp_path / "daily.csv", enforced, "returned", f"{draw_at:%Y-%m-%d}")
+    ingest(con, [tmp_path / "daily.csv"])  # ingested before the draw
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=draw_at)
+    assert result.n_drawn > 0
+    fp = false_passes(con)
+    assert fp.audited == 0 and fp.before_draw == result.n_drawn
+    con.close()
+
+
+def test_readiness_and_approvers_read_the_certification_sample(tmp_path, export):
+    """The report's labeled figures read what the search certifies on (reviews of every verdict);
+    --with-escalations keeps audits even where no escalation was labeled; approvers leave
+    audit-drawn decisions out."""
+    from calibrate.analysis import agreement as agreement_mod
+    from calibrate.analysis.readiness import assess_store
+    from calibrate.analysis.thresholds import suggest_from_store
+    from calibrate.dataset import Filters, submissions
+
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    audit.write_csv(result, tmp_path / "audit.csv")
+    review_audit(tmp_path / "audit.csv", export / ".truth", tmp_path / "filled.csv")
+    ingest(con, [tmp_path / "filled.csv"])
+    con.execute("DELETE FROM decisions WHERE source = 'escalation'")  # no labeled escalation
+    report = assess_store(con, Filters(**STEP), store="s")
+    (step,) = report.steps
+    (searched,) = suggest_from_store(con, Filters(**STEP)).steps
+    errors = con.execute(
+        "SELECT count(*) FROM labeled WHERE process = ? AND step = ? AND advisory "
+        "AND verdict = 'error' AND label IS NOT NULL",
+        [STEP["process"], STEP["step"]],
+    ).fetchone()[0]
+    assert step.n_labeled == searched.n_labeled - errors  # the report counts no error verdict
+    assert step.left_out["audits_after_switch"] == result.n_drawn
+    (kept,) = suggest_from_store(con, Filters(**STEP, escalations=True)).steps
+    assert kept.left_out["audits"] == 0 and kept.n_labeled >= searched.n_labeled + result.n_drawn
+    appr = agreement_mod.approvers(submissions(con, Filters(**STEP)))
+    assert "audit-reviewer" not in set(appr["approver"].astype(str))
+    con.close()

@@ -608,7 +608,8 @@ def approvers(
     ----------
     submissions : pandas.DataFrame
         As returned by :func:`calibrate.dataset.submissions`; only labeled rows
-        are used.
+        are used, and not the decisions on audit-drawn checks (``audited``):
+        the reviewer saw only what the draw offered.
     by : str or sequence of str, optional
         Extra group keys crossed with the approver (e.g. ``["step"]``);
         default none.
@@ -648,7 +649,15 @@ def approvers(
     if not 0 < agree_above <= 1:
         raise ValueError(f"agree_above must be in (0, 1], got {agree_above}")
     label = submissions["label"].astype("boolean")
-    data = submissions[label.notna().to_numpy()]
+    # Decisions on audit-drawn checks are left out: the reviewer saw only what the draw offered
+    # (a pass-only draw's "agreement" is one minus its false-pass rate), which says nothing of
+    # following the check.
+    drawn = (
+        _audited(submissions)
+        if "audited" in submissions.columns
+        else np.zeros(len(submissions), bool)
+    )
+    data = submissions[label.notna().to_numpy() & ~drawn]
     acc = data["label"].astype("boolean").to_numpy(dtype=bool)
     v = data["verdict"].astype("string").fillna("").to_numpy(dtype=object)
     decided = (v == "pass") | (v == "fail")

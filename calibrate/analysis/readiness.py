@@ -214,7 +214,8 @@ def assess_store(
     notes: list[str] = []
     for inp in read_step_inputs(con, filters):
         tv = search_thresholds(inp.subs_current, inp.answers_current, questions=inp.questions,
-                               options=opts, limits=inp.limits)  # fmt: skip
+                               options=opts, limits=inp.limits,
+                               keep_after_switch=filters.escalations)  # fmt: skip
         calib = (
             calibrate_answers(inp.answers_current, n_boot=n_boot, settings=settings)
             if inp.answers_current["label"].notna().any()
@@ -230,6 +231,7 @@ def assess_store(
                 has_approve_step=inp.has_approve_step,
                 calibration=calib,
                 enforcement=_enforcement(since, advisory, inp),
+                keep_after_switch=filters.escalations,
             )  # fmt: skip
         )
         # Decisions after the switch that no audit drew: not a sample of the check, left out
@@ -334,6 +336,7 @@ def search_thresholds(
     questions: Sequence[Question],
     options: ReadinessOptions,
     limits: Any = None,
+    keep_after_switch: bool = False,
 ) -> ThresholdView:
     """Run the certified threshold search (issue 5) on one step's current model and wording.
 
@@ -354,6 +357,7 @@ def search_thresholds(
     result = th.search_step(
         subs, answers, questions=list(questions), alpha=options.alpha, delta=options.delta,
         beta=options.beta, limits=limits, needed_share=options.min_coverage,
+        keep_after_switch=keep_after_switch,
     )  # fmt: skip
     return _view_of(result)
 

@@ -221,22 +221,33 @@ def _answer_rows(check_ids: pd.Series, answer_ids: pd.Series | None) -> np.ndarr
     return row[codes[len(check_ids) :]]
 
 
-def _audit_labels(labeled: pd.DataFrame) -> np.ndarray:
-    """Labeled checks recorded with ``advisory: false`` that the certification leaves out.
+def after_switch_labels(labeled: pd.DataFrame, *, keep: bool = False) -> np.ndarray:
+    """Labeled checks recorded with ``advisory: false``: the certification leaves them out.
 
     After the switch a person sees only what an audit draws (among the enforced check's
     own passes, or fails) and the escalations: neither is a random sample of every
     submission, so a threshold certified on them would be certified on a sample the check
     selected. The certification reads reviews of every verdict (``advisory: true``); the
-    monitor reads the audits, weighted by their draw. A frame whose left-out decisions kept
-    their labels (``Filters(escalations=True)``, ``--with-escalations``) keeps every label.
+    monitor reads the audits, weighted by their draw.
+
+    Parameters
+    ----------
+    labeled : pandas.DataFrame
+        Checks with ``label`` and ``advisory`` (without ``advisory`` nothing is left out).
+    keep : bool, default=False
+        Keep every decision after the switch (``--with-escalations``,
+        ``Filters(escalations=True)``): nothing is left out.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        One per row: a label the certification leaves out.
     """
     none = np.zeros(len(labeled), bool)
-    if "advisory" not in labeled.columns or labeled.empty:
+    if keep or "advisory" not in labeled.columns or labeled.empty:
         return none
-    if "left_out" in labeled.columns and labeled["left_out"].astype("boolean").fillna(False).any():
-        return none  # the user kept the decisions after the switch
-    return (labeled["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
+    enforced = (labeled["advisory"].astype("boolean") == False).fillna(False)  # noqa: E712
+    return (enforced & labeled["label"].notna()).to_numpy(bool)
 
 
 def step_data(
@@ -246,6 +257,7 @@ def step_data(
     questions: Sequence[Question] = (),
     model: str | None = None,
     limits: Limits | None = None,
+    keep_after_switch: bool = False,
 ) -> StepData:
     """Build the labeled matrix of one step: one row per labeled submission, one column per question.
 
@@ -265,6 +277,10 @@ def step_data(
         Use this evaluator model's checks; default the model of the latest check.
     limits : Limits, optional
         Server defaults for questions no process file names.
+    keep_after_switch : bool, default=False
+        Keep the labels of checks recorded with ``advisory: false`` (audit draws,
+        and escalations where the caller kept them); by default they are left out
+        and counted in ``left_out["audits"]`` (:func:`after_switch_labels`).
 
     Returns
     -------
@@ -280,7 +296,7 @@ def step_data(
     mine = labeled_all[(models.loc[labeled_all.index] == model).to_numpy()]
     notes: list[str] = []
     left_out = {"other_models": int(len(labeled_all) - len(mine)), "other_wording": 0}
-    audits = _audit_labels(mine)
+    audits = after_switch_labels(mine, keep=keep_after_switch)
     left_out["audits"] = int(audits.sum())
     mine = mine[~audits]
 
@@ -376,9 +392,9 @@ def step_data(
         notes.append(f"{left_out['other_wording']} labeled checks asked other questions; left out")
     if left_out["audits"]:
         notes.append(
-            f"{left_out['audits']} audit decisions after the switch left out: a draw among the "
-            "enforced check's own verdicts is not a sample of every submission (the monitor "
-            "reads them; --with-escalations keeps them)"
+            f"{left_out['audits']} decisions after the switch left out (audit draws): a draw "
+            "among the enforced check's own verdicts is not a sample of every submission (the "
+            "monitor reads them; --with-escalations keeps them)"
         )
     if n_incomplete:
         notes.append(f"{n_incomplete} checks have an answer with no value; counted as unsure")

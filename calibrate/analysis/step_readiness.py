@@ -54,6 +54,7 @@ from calibrate.analysis.step_data import (
     _answer_rows,
     _codes,
     _distinct_pairs,
+    after_switch_labels,
     isin,
 )
 from calibrate.analysis.step_evidence import (
@@ -358,6 +359,7 @@ def assess_step(
     has_approve_step: bool = False,
     calibration: Sequence[Any] = (),
     enforcement: Enforcement | None = None,
+    keep_after_switch: bool = False,
 ) -> StepReadiness:
     """The decision for one checked step, from its checks, answers and threshold search.
 
@@ -409,14 +411,18 @@ def assess_step(
         "other_models": int(len(subs) - len(cur_model)),
         "other_wording": int(len(cur_model) - len(cur)),
     }
-    labeled = cur[cur["label"].notna()]
+    # The labeled figures read what the certification reads: reviews of every verdict. Audit
+    # labels are the monitor's (and the agreement tables', which keep their source apart).
+    audits = after_switch_labels(cur, keep=keep_after_switch)
+    reviewed = cur.assign(label=cur["label"].mask(audits)) if audits.any() else cur
+    labeled = reviewed[reviewed["label"].notna()]
     n_labeled = int((labeled["verdict"] != "error").sum())
 
     # Rates of the evaluator's health, over every check of the current model.
     error = Rate(int((cur["verdict"] == "error").sum()), int(len(cur)))
     truncation = Rate(int(cur["truncated"].astype(bool).sum()), int(len(cur)))
     drift = drift_test(labeled["at"], labeled["verdict"], labeled["label"], level=opts.drift_level)
-    volume = recent_volume(cur, days=opts.recent_days)
+    volume = recent_volume(reviewed, days=opts.recent_days)
 
     # The suggestion (or today's thresholds) replayed on the labeled history: a point
     # estimate beside the bound.
@@ -427,7 +433,7 @@ def assess_step(
         )
     except Exception:  # noqa: BLE001 - a malformed suggestion must not sink the report
         suggested_qs = []
-    lab_ans = ans[ans["label"].notna()]
+    lab_ans = ans[ans["label"].notna() & isin(ans["check_id"], labeled["check_id"])]
     y = labeled.set_index("check_id")["label"].astype(bool)
     observed = {
         "suggested": _replay_rates(lab_ans, suggested_qs, y) if suggested_qs else None,
@@ -575,9 +581,9 @@ def assess_step(
     by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])
     # The same split per model: an audit draw's labels are not pooled with advisory reviews.
     by_model = agreement_mod.agreement(subs, by=["model", "labels"])
-    appr = agreement_mod.approvers(cur) if len(labeled) else None
-    bias = _automation_bias(cur, appr)
-    drivers = disagreement_drivers(ans, top=8)
+    appr = agreement_mod.approvers(reviewed) if len(labeled) else None
+    bias = _automation_bias(reviewed, appr)
+    drivers = disagreement_drivers(lab_ans, top=8)
     distrust = any(
         not c.ok
         and (

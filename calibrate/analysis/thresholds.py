@@ -309,6 +309,7 @@ class StepThresholds:
             "step": self.step,
             "model": self.model,
             "n_labeled": self.n_labeled,
+            "left_out": {k: int(v) for k, v in self.left_out.items()},
             "status": self.status,
             "check": self.check_items(),
             "certified": dict(self.certified) if self.certified is not None else None,
@@ -708,8 +709,13 @@ def search_step(
     seed: int = 0,
     needed_share: float | None = needed_mod.DEFAULT_SHARE,
     needed_probability: float = needed_mod.DEFAULT_PROBABILITY,
+    keep_after_switch: bool = False,
 ) -> StepThresholds:
     """:func:`step_data` then :func:`find_thresholds` for one step's checks and answers.
+
+    Labels of checks recorded with ``advisory: false`` (audit draws) are left
+    out of the certification unless ``keep_after_switch``
+    (:func:`calibrate.analysis.step_data.after_switch_labels`).
 
     When nothing is certified for lack of labels, the labels needed are
     estimated by rerunning the search on resampled data
@@ -720,7 +726,10 @@ def search_step(
     The search prefers candidates deciding ``needed_share`` alone (default
     :data:`~calibrate.defaults.MIN_DECIDED` when it is ``None``).
     """
-    data = step_data(subs, answers, questions=questions, model=model, limits=limits)
+    data = step_data(
+        subs, answers, questions=questions, model=model, limits=limits,
+        keep_after_switch=keep_after_switch,
+    )  # fmt: skip
     result = find_thresholds(
         data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
         search_fraction=search_fraction, seed=seed,
@@ -789,6 +798,7 @@ def suggest_thresholds(
     relearn_lists: bool = False,
     search_fraction: float | None = None,
     seed: int = 0,
+    keep_after_switch: bool = False,
 ) -> ThresholdsReport:
     """Run :func:`search_step` for every (process, step) in ``subs``, each on its latest model.
 
@@ -800,6 +810,8 @@ def suggest_thresholds(
     questions : mapping, optional
         ``{(process, step): [Question, ...]}`` from
         :func:`calibrate.dataset.process_questions`.
+    keep_after_switch : bool, default=False
+        Keep labels of checks recorded with ``advisory: false`` (see :func:`search_step`).
     """
     _validate(alpha, delta, beta)
 
@@ -811,7 +823,7 @@ def suggest_thresholds(
     return _search_steps(
         subs, step_answers, questions=questions or {}, alpha=alpha, delta=delta, beta=beta,
         model=model, limits=limits, relearn_lists=relearn_lists, search_fraction=search_fraction,
-        seed=seed,
+        seed=seed, keep_after_switch=keep_after_switch,
     )  # fmt: skip
 
 
@@ -853,7 +865,9 @@ def suggest_from_store(con: Any, filters: Any = None, **kwargs: Any) -> Threshol
     from calibrate.dataset import Filters, answers, limits, process_questions
 
     filters = filters or Filters()
-    kwargs = {"alpha": DEFAULT_ALPHA, "delta": DEFAULT_DELTA, "beta": DEFAULT_BETA, **kwargs}
+    # --with-escalations keeps every decision after the switch, audits included.
+    kwargs = {"alpha": DEFAULT_ALPHA, "delta": DEFAULT_DELTA, "beta": DEFAULT_BETA,
+              "keep_after_switch": bool(filters.escalations), **kwargs}  # fmt: skip
     _validate(kwargs["alpha"], kwargs["delta"], kwargs["beta"])
     subs = read_columns(con, "labeled", SEARCH_CHECK_COLUMNS, filters)
     qs = process_questions(con, filters.process, filters.step)

@@ -413,7 +413,9 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
             ),
         ],
         "kappa": kappa_text,
-        "kappa_reason": str(r["kappa_reason"] or "") if not pd.isna(r["kappa_reason"]) else "",
+        "kappa_reason": ""
+        if unequal or pd.isna(r["kappa_reason"])
+        else str(r["kappa_reason"] or ""),
     }
 
 

@@ -66,6 +66,8 @@ WITH drawn AS (
     SELECT dc.check_id, dc.decision_id, dc.decision, dc.decided_by, dc.decided_at, dc.note,
            CASE WHEN epoch_us(dc.decided_at) % 86400000000 = 0  -- a day: [midnight, next midnight)
                      AND dc.decided_at + INTERVAL 1 DAY > drawn.drawn_at
+                     -- a file ingested before the draw cannot hold a review made for it
+                     AND (f.ingested_at IS NULL OR f.ingested_at >= drawn.drawn_at)
                 THEN greatest(dc.decided_at, drawn.drawn_at)
                 ELSE coalesce(dc.decided_at, f.ingested_at, TIMESTAMPTZ '1970-01-01') END AS made_at
     FROM decision_checks dc JOIN drawn USING (check_id) LEFT JOIN files f USING (file_id)
