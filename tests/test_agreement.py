@@ -670,3 +670,28 @@ def test_unequal_draws_without_an_advisory_column_reads_the_draws():
     })  # fmt: skip
     row = agreement(subs).iloc[0]
     assert bool(row["unequal_draws_pass"]) and bool(row["unequal_draws"])
+
+
+def test_checks_after_the_last_draw_are_outside_its_design():
+    """A pass recorded after every check a draw considered had not arrived when the draw was made:
+    it is not a pass the draw offered at probability 0, so the audit's false-pass rate holds."""
+    base = {
+        "process": "p", "step": "s", "model": "m", "conflict": False, "decided_by": "ann",
+        "advisory": False,
+    }  # fmt: skip
+    early = pd.Timestamp("2026-10-06", tz="UTC")
+    drawn = pd.DataFrame({
+        **base, "at": early, "verdict": ["pass"] * 6, "label": [True] * 5 + [False],
+        "audited": [True] * 6, "inclusion_p": [0.5] * 6,
+    })  # fmt: skip
+    offered = pd.DataFrame({**base, "at": early, "verdict": ["pass"] * 6, "label": [pd.NA] * 6,
+                            "audited": [False] * 6, "inclusion_p": [0.5] * 6})  # fmt: skip
+    late = pd.DataFrame({**base, "at": early + pd.Timedelta(days=9), "verdict": ["pass"] * 3,
+                         "label": [pd.NA] * 3, "audited": [False] * 3,
+                         "inclusion_p": [np.nan] * 3})  # fmt: skip
+    row = agreement(pd.concat([drawn, offered, late]), by=["labels"]).set_index("labels")
+    assert not bool(row.loc["audit draw", "unequal_draws_pass"])
+    # A pass the draw could have offered but did not (recorded before its last check): unequal.
+    skipped = late.assign(at=early)
+    row = agreement(pd.concat([drawn, offered, skipped]), by=["labels"]).set_index("labels")
+    assert bool(row.loc["audit draw", "unequal_draws_pass"])

@@ -514,16 +514,27 @@ def _unequal_draws(
     labeled = data["label"].astype("boolean").notna().to_numpy()
     if not (audited & labeled).any():
         return none, none
-    pi = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
-    pi = np.where(_enforced(data), np.nan_to_num(pi, nan=0.0), 1.0)
+    raw = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
+    enforced = _enforced(data)
+    pi = np.where(enforced, np.nan_to_num(raw, nan=0.0), 1.0)
     is_pass = verdict == "pass"
     decided = is_pass | (verdict == "fail")
+    # A check recorded after the last check any draw considered had not arrived yet: it is
+    # outside the design (not offered at probability 0), or every step with checks after its
+    # latest draw would read as unequal.
+    later = np.zeros(len(data), dtype=bool)
+    if "at" in data.columns and (enforced & ~np.isnan(raw)).any():
+        at = pd.to_datetime(data["at"], utc=True)
+        horizon = at[enforced & ~np.isnan(raw)].max()
+        later = enforced & np.isnan(raw) & (at > horizon).to_numpy(dtype=bool)
     # Population keys: audit draws and undrawn enforced checks are one population (a constant
     # key stands in when the grouping has none).
     pop = key_df.assign(__all=0)
     if "labels" in pop.columns:
         pop["labels"] = np.where(pop["labels"] == LABEL_SOURCES["review"], "review", "enforced")
-    frame = pop.assign(__dec=np.where(decided, pi, np.nan), __pass=np.where(is_pass, pi, np.nan))
+    frame = pop.assign(
+        __dec=np.where(decided & ~later, pi, np.nan), __pass=np.where(is_pass & ~later, pi, np.nan)
+    )
     g = frame.groupby(list(pop.columns), dropna=False, sort=False)
     spread_dec = g["__dec"].transform("max") - g["__dec"].transform("min")
     spread_pass = g["__pass"].transform("max") - g["__pass"].transform("min")
