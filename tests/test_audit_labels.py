@@ -152,7 +152,7 @@ def test_certification_leaves_audit_labels_out_unless_every_decision_is_kept(tmp
     (kept,) = suggest_from_store(con, Filters(**STEP, escalations=True)).steps
     con.close()
     assert default.left_out["audits"] == result.n_drawn
-    assert any("audit decisions after the switch left out" in n for n in default.notes)
+    assert any("decisions after the switch left out (audit draws)" in n for n in default.notes)
     assert kept.left_out["audits"] == 0
     assert kept.n_labeled > default.n_labeled + result.n_drawn - 1
 
