@@ -18,7 +18,7 @@ from sklearn.metrics import log_loss as sk_log_loss
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from calibrate.analysis import calibration
+from calibrate.analysis import calibration, calibration_scores
 from calibrate.analysis.calibration import (
     bin_edges,
     bootstrap_ece_interval,
@@ -539,7 +539,7 @@ def test_counts_bootstrap_has_the_row_bootstrap_distribution(monkeypatch):
     p, y = rounded(4000, rng)
     edges = bin_edges(p)
     compact = bootstrap_ece_interval(p, y, edges=edges, n_boot=4000, random_state=3)
-    monkeypatch.setattr(calibration, "COMPACT_SHARE", 0.0)
+    monkeypatch.setattr(calibration_scores, "COMPACT_SHARE", 0.0)
     rows = bootstrap_ece_interval(p, y, edges=edges, n_boot=4000, random_state=4)
     width = rows[1] - rows[0]
     assert width > 0
@@ -559,10 +559,10 @@ def test_recalibrator_on_distinct_pairs_equals_the_row_fit(monkeypatch):
     rng = np.random.default_rng(24)
     p, y = rounded(3000, rng)
     fits = {}
-    for share in (calibration.COMPACT_SHARE, 0.0):
-        monkeypatch.setattr(calibration, "COMPACT_SHARE", share)
+    for share in (calibration_scores.COMPACT_SHARE, 0.0):
+        monkeypatch.setattr(calibration_scores, "COMPACT_SHARE", share)
         fits[share] = {m: fit_recalibrator(p, y, method=m) for m in ("isotonic", "sigmoid")}
-    compact, rows = fits[calibration.COMPACT_SHARE], fits[0.0]
+    compact, rows = fits[calibration_scores.COMPACT_SHARE], fits[0.0]
     grid = np.linspace(0, 1, 101)
     # Isotonic regression merges equal x with summed weights: identical to the last bit.
     np.testing.assert_array_equal(compact["isotonic"].predict(grid), rows["isotonic"].predict(grid))
