@@ -268,7 +268,8 @@ def test_store_search_end_to_end(store_con):
     assert s.current_rates is not None and s.current_rates.n == 602
     doc = s.to_dict()
     assert set(doc) == {"process", "step", "model", "n_labeled", "status", "check", "certified",
-                        "best_bounds", "expected", "current", "needed_labels", "note"}  # fmt: skip
+                        "best_bounds", "expected", "current", "needed_labels", "note",
+                        "left_out"}  # fmt: skip
     assert set(doc["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
     assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"}
     assert set(doc["current"]) == {
