@@ -243,14 +243,18 @@ def _group_sums(keys_df: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
     return frame.groupby(list(keys_df.columns), dropna=False, sort=True).sum().reset_index()
 
 
+def _rate_column(name: str) -> str:
+    """The column of a rate of :data:`_RATES`: ``agree``, ``tpr``, ``tnr``, else ``<name>_rate``."""
+    return name if name in ("agree", "tpr", "tnr") else f"{name}_rate"
+
+
 def _rate_columns(out: pd.DataFrame, name: str, k: str, n: str, confidence: float) -> None:
     kk = out[k].to_numpy(dtype=float)
     nn = out[n].to_numpy(dtype=float)
     low, high = wilson_interval(kk, nn, confidence=confidence)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(nn > 0, kk / np.where(nn > 0, nn, 1), np.nan)
-    col = name if name in ("agree", "tpr", "tnr") else f"{name}_rate"
-    out[col] = rate
+    out[_rate_column(name)] = rate
     out[f"{name}_low"] = low
     out[f"{name}_high"] = high
 
@@ -559,8 +563,7 @@ def _withhold(
     if not rows.any():
         return
     for name in names:
-        col = name if name in ("agree", "tpr", "tnr") else f"{name}_rate"
-        out.loc[rows, [col, f"{name}_low", f"{name}_high"]] = np.nan
+        out.loc[rows, [_rate_column(name), f"{name}_low", f"{name}_high"]] = np.nan
     if kappa:
         out.loc[rows, ["kappa", "kappa_low", "kappa_high"]] = np.nan
         out.loc[rows, "kappa_reason"] = "withheld (unequal audit draws)"

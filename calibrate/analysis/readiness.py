@@ -140,7 +140,7 @@ def approve_steps(con: Any) -> set[tuple[str, str]]:
 #: Columns :func:`assess_store` reads: of the checks, and of the answers (thresholds per question).
 REPORT_CHECK_COLUMNS = ("check_id", "process", "step", "verdict", "advisory", "model", "at",
                         "truncated", "is_latest", "decided_by", "decided_at", "label", "conflict",
-                        "audited", "inclusion_p", "left_out")  # fmt: skip
+                        "audited", "inclusion_p")  # fmt: skip
 REPORT_ANSWER_COLUMNS = ("check_id", "process", "step", "model", "at", "label", "position",
                          "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
                          "in_process_file")  # fmt: skip

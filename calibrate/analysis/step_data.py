@@ -583,7 +583,7 @@ def replay_cached(questions: Sequence[Question], data: StepData) -> Rates:
 
 #: Columns the search reads: of the checks, and of the answers (thresholds come per question).
 SEARCH_CHECK_COLUMNS = ("check_id", "process", "step", "model", "at", "verdict", "label",
-                        "conflict", "advisory", "audited", "left_out")  # fmt: skip
+                        "conflict", "advisory", "audited")  # fmt: skip
 SEARCH_ANSWER_COLUMNS = ("check_id", "at", "position", "ask", "kind", "p", "name", "level",
                          "confidence", "in_process_file")  # fmt: skip
 

@@ -806,35 +806,33 @@ def _criteria(
         )
     )
     out.append(
-        Criterion(
-            "error_rate",
-            _plain(error.rate),
-            opts.max_error_rate,
-            error.n > 0 and error.rate <= opts.max_error_rate,
-            # A rate over a handful of checks is noise: wait rather than refuse.
-            "NO" if error.n >= MIN_N else "NOT_YET",
+        _health_criterion(
+            "error_rate", error, opts.max_error_rate,
             "share of error verdicts (the evaluator did not answer)",
-            # Above its limit, the rate's digits keep "above the limit" true in print.
-            error.text_against(opts.max_error_rate, ">")
-            if error.n and error.rate > opts.max_error_rate
-            else error.text(),
         )
-    )
+    )  # fmt: skip
     out.append(
-        Criterion(
-            "truncation_rate",
-            _plain(truncation.rate),
-            opts.max_truncation_rate,
-            truncation.n > 0 and truncation.rate <= opts.max_truncation_rate,
-            "NO" if truncation.n >= MIN_N else "NOT_YET",
+        _health_criterion(
+            "truncation_rate", truncation, opts.max_truncation_rate,
             "share of checks with truncated run data",
-            # Above its limit, the rate's digits keep "above the limit" true in print.
-            truncation.text_against(opts.max_truncation_rate, ">")
-            if truncation.n and truncation.rate > opts.max_truncation_rate
-            else truncation.text(),
         )
-    )
+    )  # fmt: skip
     return out
+
+
+def _health_criterion(name: str, rate: Rate, limit: float, label: str) -> Criterion:
+    """A rate of the evaluator's health over every check (errors, truncations) against its limit."""
+    return Criterion(
+        name,
+        _plain(rate.rate),
+        limit,
+        rate.n > 0 and rate.rate <= limit,
+        # A rate over a handful of checks is noise: wait rather than refuse.
+        "NO" if rate.n >= MIN_N else "NOT_YET",
+        label,
+        # Above its limit, the rate's digits keep "above the limit" true in print.
+        rate.text_against(limit, ">") if rate.n and rate.rate > limit else rate.text(),
+    )
 
 
 def _pattern(
