@@ -154,3 +154,7 @@ def test_the_model_table_keeps_audit_draws_apart_from_reviews(stable, tmp_path):
     # A draw that offered only passes (the default) has no agreement of its own to show.
     drawn = [row for row in body if row[1] == "audit draw"]
     assert all("see Since the switch" in row[4] for row in drawn), drawn
+    # Which verdicts it holds is the draw's choice: no unsure share of its own either.
+    assert all(row[-1].startswith("set by the draw") for row in drawn), drawn
+    reviewed = [row for row in body if row[1] == "advisory review"]
+    assert all("%" in row[-1] for row in reviewed), reviewed

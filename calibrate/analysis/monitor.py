@@ -196,6 +196,7 @@ def monitor_step(
             f"false passes: {crossing(fp, delta)}; {fp.bad} of {fp.audited} audited passes not "
             f"acceptable (rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence "
             f"{fp.lower:.3f}–{fp.upper:.3f})"
+            + (f"; {note}" if (note := fp.interval_note()) else "")
         )
     if ff is not None and ff.alarm:
         alarms.append(

@@ -54,6 +54,8 @@ DECISION_WORDS = {"READY": "READY", "NOT_YET": "NOT YET", "NO": "NO"}
 FIGURES = ("reliability", "tradeoff", "weekly")
 #: A weekly rate over audit draws made at unequal probabilities is not the step's rate.
 UNEQUAL_DRAWS = "not every verdict drawn alike: see Since the switch"
+#: The unsure share of rows whose checks an audit draw chose (or left): the draw's, not the check's.
+CHOSEN_BY_DRAW = "set by the draw: see Since the switch"
 #: Resolution of the embedded figures.
 DPI = 100
 
@@ -434,7 +436,12 @@ def _flagged_rates(r: dict[str, Any]) -> dict[str, Any]:
 
 def _unlabeled_enforced(r: dict[str, Any]) -> bool:
     """Checks recorded with advisory: false that no person labeled (nothing to show)."""
-    return not r["n"] and r.get("labels", LABEL_SOURCES["review"]) != LABEL_SOURCES["review"]
+    return not r["n"] and not _reviewed(r)
+
+
+def _reviewed(r: dict[str, Any]) -> bool:
+    """A row whose labels are advisory reviews, which see every verdict (no draw chose them)."""
+    return r.get("labels", LABEL_SOURCES["review"]) == LABEL_SOURCES["review"]
 
 
 def _weekly_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
@@ -464,7 +471,9 @@ def _model_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
             "n_checks": Md(str(int(r["n_checks"]))),
             "n": Md(str(int(r["n"]))),
             **_flagged_rates(r),
-            "unsure": rate_text(r["n_unsure"], r["n_checks"]),
+            # Only reviews see every verdict: an audit draw (or what it left) holds the verdicts
+            # the draw chose, so its unsure share says how the draw was made, not the check.
+            "unsure": rate_text(r["n_unsure"], r["n_checks"]) if _reviewed(r) else CHOSEN_BY_DRAW,
         }
         for r in df.to_dict("records")
     ]
