@@ -253,13 +253,10 @@ def test_the_alarm_quotes_the_value_that_crossed_not_todays():
     assert doc["e_value_at_alarm"] == m.e_value_at_alarm and doc["e_value_peak"] == m.e_value_peak
 
 
-@pytest.mark.parametrize("step_id", ["chk #1: a", "match_invoice", "- [x]: {y}", "yes", "0.5"])
-def test_the_alarm_action_pastes_the_step_id_as_itself(step_id):
-    import yaml
-
+def _bad_first_step(n_bad: int, n_good: int, step_id: str = "s"):
+    """The monitor of one step whose audited passes hold their mistakes first."""
     from calibrate.analysis.monitor import monitor_step
 
-    n_bad, n_good = 12, 40
     at = pd.date_range("2026-11-01", periods=n_bad + n_good, freq="h", tz="UTC")
     stream = pd.DataFrame(
         {"drawn": True, "inclusion_p": 1.0, "label": [False] * n_bad + [True] * n_good,
@@ -267,12 +264,19 @@ def test_the_alarm_action_pastes_the_step_id_as_itself(step_id):
     )  # fmt: skip
     enforced = stream.assign(check_id=[f"c{i}" for i in range(len(stream))], audited=True)
     answers = pd.DataFrame(columns=["check_id", "ask", "kind", "p", "name", "level"])
-    step = monitor_step(
+    return monitor_step(
         process="p", step=step_id, model="m", enforced=enforced, pass_stream=stream,
         fail_stream=stream.iloc[:0], reference=enforced.iloc[:0], certified_model="m",
         unsure_now=np.zeros(0, bool), unsure_ref=np.zeros(0, bool), enforced_answers=answers,
         reference_answers=answers, alpha=ALPHA, beta=0.2, delta=DELTA,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("step_id", ["chk #1: a", "match_invoice", "- [x]: {y}", "yes", "0.5"])
+def test_the_alarm_action_pastes_the_step_id_as_itself(step_id):
+    import yaml
+
+    step = _bad_first_step(12, 40, step_id)
     assert step.status == "alarm"
     block = "\n".join(step.action.split("\n")[1:])
     assert yaml.safe_load(block) == [{"id": step_id, "advisory": True}]
@@ -282,21 +286,6 @@ def test_the_alarm_action_says_when_the_sequence_still_holds_alpha():
     """The action quotes the confidence sequence; where it still holds alpha beside an alarm
     (one-sided test at 1/delta, two-sided sequence at 2/delta) the action says why, as the
     rate lines do."""
-    from calibrate.analysis.monitor import monitor_step
-
-    n_bad, n_good = 12, 200  # the mistakes first: the alarm stands, the sequence ends at 0.02-0.10
-    at = pd.date_range("2026-11-01", periods=n_bad + n_good, freq="h", tz="UTC")
-    stream = pd.DataFrame(
-        {"drawn": True, "inclusion_p": 1.0, "label": [False] * n_bad + [True] * n_good,
-         "decided_at": at, "at": at, "design_rate": 1.0, "verdict": "pass"}
-    )  # fmt: skip
-    enforced = stream.assign(check_id=[f"c{i}" for i in range(len(stream))], audited=True)
-    answers = pd.DataFrame(columns=["check_id", "ask", "kind", "p", "name", "level"])
-    step = monitor_step(
-        process="p", step="s", model="m", enforced=enforced, pass_stream=stream,
-        fail_stream=stream.iloc[:0], reference=enforced.iloc[:0], certified_model="m",
-        unsure_now=np.zeros(0, bool), unsure_ref=np.zeros(0, bool), enforced_answers=answers,
-        reference_answers=answers, alpha=ALPHA, beta=0.2, delta=DELTA,
-    )  # fmt: skip
+    step = _bad_first_step(12, 200)  # the alarm stands, the sequence ends at 0.02-0.10
     assert step.status == "alarm" and step.false_pass.lower <= ALPHA
     assert step.false_pass.interval_note() in step.action
