@@ -889,3 +889,53 @@ def test_one_yes_no_question_learns_its_start_from_enough_labels():
     assert fails["n_fail"].max() == n  # the fails on every label
     smaller = step_data_of([YES_NO], [p[: n - 1]], [np.full(n - 1, np.nan)], ok[: n - 1])
     assert th.find_thresholds(smaller, alpha=0.1, delta=DELTA, beta=0.3).method == "fixed_sequence"
+
+
+# --------------------------------------------------------------------------- never-failing twins
+
+
+def test_never_failing_twin_of_each_kind():
+    """Fails become unsure, passes stay; a rubric passing above level 0 has no twin."""
+    from calibrate.analysis.paths import never_failing
+
+    yes_no = Question("Acceptable?", Kind.YES_NO, pass_p=0.9, fail_p=0.3)
+    choice = Question(
+        "Which?",
+        Kind.CHOICE,
+        pass_names=("meets",),
+        one_of={"meets": "", "misses": "", "partly": ""},
+    )
+    twin = never_failing([yes_no, choice])
+    assert twin is not None and not sd.can_fail(twin)
+    assert twin[0].pass_p == 0.9 and twin[0].fail_p == 0.0
+    assert twin[1].pass_names == ("meets",) and set(twin[1].unsure_names) == {"misses", "partly"}
+    assert never_failing([Question("How good?", Kind.RUBRIC, pass_level=2, confidence=0.5)]) is None
+    level0 = Question("How good?", Kind.RUBRIC, pass_level=0, confidence=0.5)
+    assert never_failing([level0]) == [level0]
+
+
+def test_few_labels_certify_a_never_failing_twin_where_the_fails_cannot_pass():
+    """Three questions, an overconfident judge, 300 labels (the power study's first dataset of the
+    cell, alpha = 0.2): every learned candidate fails 8 to 40 submissions, the first ones with one
+    to three false fails, which the false-fail test at beta = 0.3 cannot pass, while their passes
+    pass it at p ~ 1e-6. The walk without twins certified nothing (insufficient_data); a twin
+    passing the same and failing nothing is certified, and what it passes is what its candidate
+    passed."""
+    regimes = pytest.importorskip("benchmarks.regimes")
+    from calibrate.analysis.paths import NEVER_FAILING_BELOW
+
+    data = regimes.draw("three", "overconfident", 300, [14, 3, 1, 300, 1]).step_data()
+    assert data.n < NEVER_FAILING_BELOW
+    res = th.find_thresholds(data, alpha=0.2, delta=0.1, beta=0.3, judge_unattainable=False)
+    assert res.status == "ok"
+    assert not sd.can_fail(res.suggested)
+    cands = res.candidates
+    chosen = cands[cands["chosen"]].iloc[0]
+    assert chosen["n_fail"] == 0 and chosen["n_pass"] >= 100
+    # The twins come first, then the candidates that fail (none of which is certified here); the
+    # chosen twin passes what one of them passes.
+    failing = cands[cands["n_fail"] > 0]
+    assert len(failing) > 0 and not failing["certified"].any()
+    first_failing = int(failing.index[0])
+    assert (cands.loc[: first_failing - 1, "n_fail"] == 0).all()
+    assert chosen["n_pass"] in set(failing["n_pass"])

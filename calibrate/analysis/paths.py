@@ -10,13 +10,13 @@ labels (:mod:`calibrate.analysis.learned_path`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from calibrate.analysis import certify
-from calibrate.analysis.step_data import StepData
+from calibrate.analysis.step_data import StepData, can_fail, replay_cached
 from calibrate.profile import Kind, Question
 
 # --------------------------------------------------------------------------- candidates and the path
@@ -210,6 +210,102 @@ class Path:
             }
         )
         return chosen, frame
+
+
+#: Below this many labels a learned path's failing candidates are preceded by their never-failing
+#: twins (:func:`with_never_failing`). On a few hundred labels a learned candidate fails 8 to 40
+#: submissions, whose false-fail test cannot pass on one or two false fails (0.3 with 15 fails
+#: and 2 wrong: p = 0.13), while its passes pass easily. From 1,500 labels the fails are
+#: testable and the twins, first on the path, only delay the candidates that fail.
+NEVER_FAILING_BELOW = 1000
+
+
+def never_failing(questions: Sequence[Question]) -> list[Question] | None:
+    """The same check with every ``fail`` it could give made ``unsure``; ``None`` when it cannot be.
+
+    A yes/no question gets ``fail: 0``; a choice question lists every name
+    it does not pass as unsure; a rubric question never fails only at
+    ``pass: 0`` (its levels below the pass level always fail), so a rubric
+    passing above level 0 has no such twin. The passes are unchanged.
+
+    Examples
+    --------
+    >>> q = Question("Acceptable?", Kind.YES_NO, pass_p=0.9, fail_p=0.2)
+    >>> never_failing([q])[0].fail_p
+    0.0
+    >>> never_failing([Question("How good?", Kind.RUBRIC, pass_level=2, confidence=0.5)]) is None
+    True
+    """
+    out = []
+    for q in questions:
+        if q.kind is Kind.YES_NO:
+            out.append(replace(q, fail_p=0.0))
+        elif q.kind is Kind.CHOICE and q.one_of:
+            out.append(replace(q, unsure_names=tuple(n for n in q.one_of if n not in q.pass_names)))
+        else:
+            out.append(q)
+    return None if can_fail(out) else out
+
+
+def with_never_failing(path: Path, data: StepData, *, min_decided: float = 0.0) -> Path:
+    """The path with, first, the never-failing twin of each of its candidates that fails.
+
+    A twin (:func:`never_failing`) passes what its candidate passes and
+    leaves its fails unsure, so it needs no false-fail test: where a
+    candidate's few fails cannot pass theirs, its twin can still be
+    certified on its passes. The twins come first, in the path's order (the
+    first of any that repeat), then the path's own candidates: a twin's
+    test is never harder than its candidate's (the same passes, no fails),
+    so the walk reaches the candidates that fail when every twin is
+    rejected, and otherwise certifies what their passes allow. The twins
+    and the order read the configurations and their counts on ``data``
+    (the certification part), never a label, so the weights are still fixed
+    before the tests. A twin passing fewer than ``min_decided`` of the
+    path's ``n_total`` is left out: it decides only what it passes, and a
+    certified check deciding that little would be suggested where, without
+    it, more labels were asked for (a count, so no label either).
+
+    Parameters
+    ----------
+    path : Path
+        A joint path with its configurations (a learned path).
+    data : StepData
+        The data the path's counts come from.
+    min_decided : float, default=0.0
+        The least share of ``path.n_total`` a twin must pass.
+
+    Returns
+    -------
+    Path
+        The longer path (``path`` itself when no candidate has a twin).
+    """
+    if path.configs is None:
+        return path
+    seen = {repr(c) for c, nf in zip(path.configs, path.never_fails, strict=True) if nf}
+    twins, rates = [], []
+    for config, nf in zip(path.configs, path.never_fails, strict=True):
+        twin = None if nf else never_failing(config)
+        if twin is None or repr(twin) in seen:
+            continue
+        seen.add(repr(twin))
+        r = replay_cached(twin, data)
+        if r.n_pass >= min_decided * path.n_total - 1e-9:
+            twins.append(twin)
+            rates.append(r)
+    if not twins:
+        return path
+    # A twin fails nothing unless its rule says it never fails yet fails a row (Path re-checks).
+    counts = {
+        k: np.r_[np.array([getattr(r, k) for r in rates], int), getattr(path, k)]
+        for k in ("n_pass", "false_pass", "n_fail", "false_fail")
+    }
+    return replace(
+        path,
+        **counts,
+        never_fails=np.r_[np.ones(len(twins), bool), path.never_fails],
+        describe=[describe_config(t) for t in twins] + list(path.describe),
+        configs=[*twins, *path.configs],
+    )
 
 
 #: From this many labels, one yes/no question's pass walk learns where it starts on a split.

@@ -93,7 +93,15 @@ from scipy import stats
 from calibrate.analysis import fixed_paths
 from calibrate.analysis import needed as needed_mod
 from calibrate.analysis.learned_path import joint_path
-from calibrate.analysis.paths import Path, fail_within, loosened, preferred, yes_no_paths
+from calibrate.analysis.paths import (
+    NEVER_FAILING_BELOW,
+    Path,
+    fail_within,
+    loosened,
+    preferred,
+    with_never_failing,
+    yes_no_paths,
+)
 from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.step_data import (  # re-exported: the search's public vocabulary
     SEARCH_ANSWER_COLUMNS,
@@ -489,6 +497,9 @@ def find_thresholds(
                 search_fraction=search_fraction, seed=seed,
             )  # fmt: skip
             n_search, n_cert = search.size, cert.size
+            path = _with_twins(
+                path, data, cert, beta=beta, key=(search_fraction, seed), min_decided=min_decided
+            )
             runs.append((path, *path.run(alpha=alpha, beta=beta, min_decided=min_decided)))
         winners, counts = [], []
         for k, (path, chosen, frame) in enumerate(runs):
@@ -516,6 +527,9 @@ def find_thresholds(
             search_fraction=search_fraction, seed=seed,
         )  # fmt: skip
         n_search, n_cert = search.size, cert.size
+        path = _with_twins(
+            path, data, cert, beta=beta, key=(search_fraction, seed), min_decided=min_decided
+        )
         chosen, frame = path.run(alpha=alpha, beta=beta, min_decided=min_decided)
         frames.append(frame)
         if chosen is not None:
@@ -593,6 +607,24 @@ def find_thresholds(
         settings=settings,
         data=data,
     )
+
+
+def _with_twins(
+    path: Path, data: StepData, cert: np.ndarray, *, beta: float, key: tuple[Any, ...],
+    min_decided: float,
+) -> Path:  # fmt: skip
+    """A learned path on fewer than :data:`NEVER_FAILING_BELOW` labels, its never-failing twins first.
+
+    See :func:`~calibrate.analysis.paths.with_never_failing`; only twins passing
+    at least ``min_decided`` of the certification part join (a twin decides
+    only what it passes). With false fails uncontrolled (``beta = 1``) no
+    candidate has a false-fail test to spare.
+    """
+    if beta >= 1.0 or data.n >= NEVER_FAILING_BELOW:
+        return path
+    cached = ("certify", *key)
+    cert_data = data.cache[cached] if cached in data.cache else data.subset(cert)
+    return with_never_failing(path, cert_data, min_decided=min_decided)
 
 
 #: Limits at which learned fronts are laid out to judge ``unattainable`` when nothing is certified:
