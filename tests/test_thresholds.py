@@ -939,3 +939,51 @@ def test_few_labels_certify_a_never_failing_twin_where_the_fails_cannot_pass():
     first_failing = int(failing.index[0])
     assert (cands.loc[: first_failing - 1, "n_fail"] == 0).all()
     assert chosen["n_pass"] in set(failing["n_pass"])
+
+
+def test_a_twin_is_not_exempt_when_the_labels_show_an_undeclared_choice_answer():
+    """Two acceptable search-part rows answer a name outside one_of (check-1 fails it whatever the
+    lists say; the store flags it choice_not_in_one_of). The twin's rule cannot fail, and the
+    certification part shows no fail, but the labeled data do: the suggestion must not be called
+    never failing (false_fail_upper 0) while its replay on the same labels fails two acceptable
+    submissions (before the fix: certified 0.0, note 'never fails', replay n_fail 2, both false)."""
+    regimes = pytest.importorskip("benchmarks.regimes")
+    from calibrate.analysis.learned_path import joint_path
+
+    data = regimes.draw("three", "overconfident", 300, [14, 3, 1, 300, 1]).step_data()
+    _, search, _ = joint_path(data, alpha=0.2, delta=0.1, beta=0.3, relearn_lists=False,
+                              search_fraction=th.search_share(data.n), seed=0)  # fmt: skip
+    rows = [i for i in search if data.acceptable[i]][:2]
+    data.answer[1] = data.answer[1].copy()
+    data.answer[1][rows] = "n/a"
+    res = th.find_thresholds(data, alpha=0.2, delta=0.1, beta=0.3, judge_unattainable=False)
+    if res.status == "ok" and res.certified["false_fail_upper"] == 0.0:
+        assert sd.replay(res.suggested, data).n_fail == 0
+
+
+def test_a_suggested_twin_round_trips_through_the_process_file():
+    """The twin suggested at few labels (given lists, the CLI's default) is what check-1 reads back
+    from its YAML, and decides every labeled row alike."""
+    regimes = pytest.importorskip("benchmarks.regimes")
+    import yaml
+
+    data = regimes.draw("three", "overconfident", 300, [14, 3, 1, 300, 1]).step_data()
+    res = th.find_thresholds(data, alpha=0.2, delta=0.1, beta=0.3, judge_unattainable=False)
+    assert res.status == "ok" and not sd.can_fail(res.suggested)
+    text = yaml.safe_dump({"check": [q.to_check_item() for q in res.suggested]}, sort_keys=False)
+    back = parse_check(yaml.safe_load(text)["check"])
+    assert back == list(res.suggested)
+    assert (sd.verdict_codes(back, data) == sd.verdict_codes(res.suggested, data)).all()
+
+
+def test_a_twin_and_its_candidate_read_apart():
+    """A choice twin differs from its candidate only in the unsure list: the candidates table
+    must not show two rows with the same thresholds and different fails."""
+    regimes = pytest.importorskip("benchmarks.regimes")
+
+    data = regimes.draw("choice", "overconfident", 400, [7, 0]).step_data()
+    res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3, judge_unattainable=False)
+    c = res.candidates
+    for _, rows in c.groupby("path"):
+        dup = rows[rows.duplicated("thresholds", keep=False)]
+        assert dup.groupby("thresholds")["n_fail"].nunique().le(1).all()

@@ -247,7 +247,9 @@ def never_failing(questions: Sequence[Question]) -> list[Question] | None:
     return None if can_fail(out) else out
 
 
-def with_never_failing(path: Path, data: StepData, *, min_decided: float = 0.0) -> Path:
+def with_never_failing(
+    path: Path, data: StepData, *, min_decided: float = 0.0, full: StepData | None = None
+) -> Path:
     """The path with, first, the never-failing twin of each of its candidates that fails.
 
     A twin (:func:`never_failing`) passes what its candidate passes and
@@ -273,6 +275,13 @@ def with_never_failing(path: Path, data: StepData, *, min_decided: float = 0.0) 
         The data the path's counts come from.
     min_decided : float, default=0.0
         The least share of ``path.n_total`` a twin must pass.
+    full : StepData, optional
+        Every labeled row (search part included). A twin that fails any of
+        them (a choice answer outside its ``one_of`` fails under check-1
+        whatever the lists say) is left out: its rule does not make it never
+        fail, and an exemption from the false-fail test read off the
+        certification part alone would be claimed for fails the labeled data
+        already show. Answers only, no label.
 
     Returns
     -------
@@ -289,6 +298,8 @@ def with_never_failing(path: Path, data: StepData, *, min_decided: float = 0.0) 
             continue
         seen.add(repr(twin))
         r = replay_cached(twin, data)
+        if full is not None and replay_cached(twin, full).n_fail > 0:
+            continue
         if r.n_pass >= min_decided * path.n_total - 1e-9:
             twins.append(twin)
             rates.append(r)
@@ -473,5 +484,6 @@ def describe_config(questions: Sequence[Question]) -> str:
         elif q.kind is Kind.RUBRIC:
             parts.append(f"Q{i} level>={q.pass_level} conf {q.confidence:g}")
         else:
-            parts.append(f"Q{i} {'/'.join(q.pass_names) or '-'} conf {q.confidence:g}")
+            unsure = f" unsure {'/'.join(q.unsure_names)}" if q.unsure_names else ""
+            parts.append(f"Q{i} {'/'.join(q.pass_names) or '-'}{unsure} conf {q.confidence:g}")
     return "; ".join(parts)

@@ -624,7 +624,7 @@ def _with_twins(
         return path
     cached = ("certify", *key)
     cert_data = data.cache[cached] if cached in data.cache else data.subset(cert)
-    return with_never_failing(path, cert_data, min_decided=min_decided)
+    return with_never_failing(path, cert_data, min_decided=min_decided, full=data)
 
 
 #: Limits at which learned fronts are laid out to judge ``unattainable`` when nothing is certified:
