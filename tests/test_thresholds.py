@@ -987,3 +987,18 @@ def test_a_twin_and_its_candidate_read_apart():
     for _, rows in c.groupby("path"):
         dup = rows[rows.duplicated("thresholds", keep=False)]
         assert dup.groupby("thresholds")["n_fail"].nunique().le(1).all()
+
+
+def test_a_never_failing_suggestion_says_so_beside_paths_that_lost():
+    """With fixed and learned paths together, whether the suggestion never fails is read from the
+    suggestion on the labeled rows, not from the chosen rows of every path (a losing path's
+    choice that fails made it read false_fail_upper = beta; outside review)."""
+    from benchmarks import regimes
+    from calibrate.analysis.step_data import can_fail
+
+    data = regimes.draw("choice", "calibrated", 400, [0, 7]).step_data()
+    r = th.find_thresholds(data, alpha=0.15, delta=0.1, beta=0.3)
+    assert r.status == "ok" and r.method == "fixed_and_learned_paths"
+    assert not can_fail(r.suggested)
+    assert r.certified["false_fail_upper"] == 0.0
+    assert any("never fails on the answers seen" in n for n in r.notes)

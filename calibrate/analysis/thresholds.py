@@ -537,21 +537,20 @@ def find_thresholds(
     candidates = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if suggested is not None:
         status = "ok"
-        # One column, not the chosen rows of every column (a take of each text column).
-        n_fail = candidates["n_fail"].to_numpy()
-        chosen_n_fail = (
-            n_fail[candidates["chosen"].to_numpy(bool)] if "chosen" in candidates else n_fail
-        )
-        # Never fails by its rule, and failed nothing on the labels (an answer outside a choice's
-        # declared names fails under check-1 whatever the lists say).
-        fail_never = not can_fail(suggested) and not (chosen_n_fail > 0).any()
+        # Never fails by its rule, and fails no labeled row (an answer outside a choice's declared
+        # names fails under check-1 whatever the lists say). Read from the suggestion itself on
+        # every labeled row, answers only: the chosen rows of paths that lost do not count.
+        fail_never = not can_fail(suggested) and replay_cached(suggested, data).n_fail == 0
         certified = {
             "false_pass_upper": alpha,
             "false_fail_upper": 0.0 if fail_never else (1.0 if beta >= 1.0 else beta),
             "confidence": 1 - delta,
         }
         if fail_never:
-            notes.append("the suggested check never fails: what it does not pass goes to a person")
+            notes.append(
+                "the suggested check never fails on the answers seen (a choice answer outside its "
+                "declared names would fail under check-1): what it does not pass goes to a person"
+            )
     else:
         # Nothing certified: too few labels, or no candidate good enough however many labels.
         # The classification reads only what grows with alpha (candidates measurably outside the
