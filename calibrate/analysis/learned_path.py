@@ -405,6 +405,16 @@ def _prepared(
     return data.cache[key]
 
 
+def certification_part(
+    data: StepData, cert: np.ndarray, *, search_fraction: float, seed: int
+) -> StepData:
+    """The rows ``cert`` of ``data`` as their own data, made once per split (the search's cache)."""
+    key = ("certify", search_fraction, seed)
+    if key not in data.cache:
+        data.cache[key] = data.subset(cert)
+    return data.cache[key]
+
+
 def joint_path(
     data: StepData,
     *,
@@ -480,9 +490,7 @@ def joint_path(
             front.append(k)
             best_cov, best_pass = coverage[k], n_p[k]
     configs = [_config(data, layout, keys[k]) for k in front]
-    if ("certify", search_fraction, seed) not in data.cache:
-        data.cache[("certify", search_fraction, seed)] = data.subset(cert)
-    cert_data = data.cache[("certify", search_fraction, seed)]
+    cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
     counts = np.array(
         [
             (r.n_pass, r.false_pass, r.n_fail, r.false_fail)

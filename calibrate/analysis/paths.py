@@ -297,9 +297,9 @@ def with_never_failing(
         if twin is None or repr(twin) in seen:
             continue
         seen.add(repr(twin))
-        r = replay_cached(twin, data)
         if full is not None and replay_cached(twin, full).n_fail > 0:
             continue
+        r = replay_cached(twin, data)
         if r.n_pass >= min_decided * path.n_total - 1e-9:
             twins.append(twin)
             rates.append(r)

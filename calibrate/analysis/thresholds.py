@@ -92,7 +92,7 @@ from scipy import stats
 
 from calibrate.analysis import fixed_paths
 from calibrate.analysis import needed as needed_mod
-from calibrate.analysis.learned_path import joint_path
+from calibrate.analysis.learned_path import certification_part, joint_path
 from calibrate.analysis.paths import (
     NEVER_FAILING_BELOW,
     Path,
@@ -492,14 +492,10 @@ def find_thresholds(
         runs = [(p, *p.run(alpha=alpha, beta=beta, min_decided=min_decided)) for p in paths]
         if union:
             learned_delta, n_fixed = delta / 2, len(paths)
-            path, search, cert = joint_path(
+            path, n_search, n_cert = _learned_path(
                 data, alpha=alpha, delta=delta / 2, beta=beta, relearn_lists=relearn_lists,
-                search_fraction=search_fraction, seed=seed,
+                search_fraction=search_fraction, seed=seed, min_decided=min_decided,
             )  # fmt: skip
-            n_search, n_cert = search.size, cert.size
-            path = _with_twins(
-                path, data, cert, beta=beta, key=(search_fraction, seed), min_decided=min_decided
-            )
             runs.append((path, *path.run(alpha=alpha, beta=beta, min_decided=min_decided)))
         winners, counts = [], []
         for k, (path, chosen, frame) in enumerate(runs):
@@ -522,14 +518,10 @@ def find_thresholds(
             n_search, n_cert = 0, data.n  # certified by a fixed path, on every label
     elif data.n:
         learned_delta = delta
-        path, search, cert = joint_path(
+        path, n_search, n_cert = _learned_path(
             data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
-            search_fraction=search_fraction, seed=seed,
+            search_fraction=search_fraction, seed=seed, min_decided=min_decided,
         )  # fmt: skip
-        n_search, n_cert = search.size, cert.size
-        path = _with_twins(
-            path, data, cert, beta=beta, key=(search_fraction, seed), min_decided=min_decided
-        )
         chosen, frame = path.run(alpha=alpha, beta=beta, min_decided=min_decided)
         frames.append(frame)
         if chosen is not None:
@@ -608,22 +600,26 @@ def find_thresholds(
     )
 
 
-def _with_twins(
-    path: Path, data: StepData, cert: np.ndarray, *, beta: float, key: tuple[Any, ...],
-    min_decided: float,
-) -> Path:  # fmt: skip
-    """A learned path on fewer than :data:`NEVER_FAILING_BELOW` labels, its never-failing twins first.
+def _learned_path(
+    data: StepData, *, alpha: float, delta: float, beta: float, relearn_lists: bool,
+    search_fraction: float, seed: int, min_decided: float,
+) -> tuple[Path, int, int]:  # fmt: skip
+    """The learned path (:func:`joint_path`) and the sizes of its search and certification parts.
 
-    See :func:`~calibrate.analysis.paths.with_never_failing`; only twins passing
-    at least ``min_decided`` of the certification part join (a twin decides
-    only what it passes). With false fails uncontrolled (``beta = 1``) no
-    candidate has a false-fail test to spare.
+    On fewer than :data:`NEVER_FAILING_BELOW` labels its never-failing twins
+    come first (:func:`~calibrate.analysis.paths.with_never_failing`), only
+    those passing at least ``min_decided`` of the certification part (a twin
+    decides only what it passes). With false fails uncontrolled
+    (``beta = 1``) no candidate has a false-fail test to spare.
     """
-    if beta >= 1.0 or data.n >= NEVER_FAILING_BELOW:
-        return path
-    cached = ("certify", *key)
-    cert_data = data.cache[cached] if cached in data.cache else data.subset(cert)
-    return with_never_failing(path, cert_data, min_decided=min_decided, full=data)
+    path, search, cert = joint_path(
+        data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
+        search_fraction=search_fraction, seed=seed,
+    )  # fmt: skip
+    if beta < 1.0 and data.n < NEVER_FAILING_BELOW:
+        cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
+        path = with_never_failing(path, cert_data, min_decided=min_decided, full=data)
+    return path, search.size, cert.size
 
 
 #: Limits at which learned fronts are laid out to judge ``unattainable`` when nothing is certified:
