@@ -67,7 +67,12 @@ def test_json_has_the_issue_schema(store):
         "current",
     ):
         assert key in main
-    assert set(main["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+    assert set(main["certified"]) == {
+        "false_pass_upper",
+        "false_fail_upper",
+        "never_fails",
+        "confidence",
+    }
     assert main["certified"]["confidence"] == pytest.approx(0.9)
     assert set(main["expected"]) == {"auto_pass", "auto_fail", "unsure"}
     assert set(main["current"]) == {

@@ -283,7 +283,12 @@ def test_report_json_certifies_only_what_the_search_certified(assessed):
     assert "ok" in statuses and statuses - {"ok"}
     for step in doc["steps"]:
         if step["status"] == "ok":
-            assert set(step["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+            assert set(step["certified"]) == {
+                "false_pass_upper",
+                "false_fail_upper",
+                "never_fails",
+                "confidence",
+            }
         else:
             assert step["certified"] is None, step["step"]
         assert set(step["best_bounds"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
@@ -601,3 +606,28 @@ def test_the_ece_interval_is_the_same_in_the_report_and_in_curves(sample_store):
     assert step.calibration
     for q in step.calibration:
         assert tuple(q.curve.ece_ci) == tuple(curves[q.ask])
+
+
+def test_a_certified_check_that_never_fails_reads_no_false_fail_bound():
+    """A suggestion that never fails has no false-fail rate: the certificate holds no number for
+    one (it read 'certified at most 0.0%' with no fails seen), and the criterion says why it holds."""
+    con = build_store([StepSpec(step="thin", segments=[Segment(80, days=20)])], seed=8)
+    from calibrate.dataset import answers, submissions
+
+    subs, ans = submissions(con), answers(con)
+    con.close()
+    doc = {
+        "status": "ok", "n_labeled": 80,
+        "check": [{"ask": ASK, "kind": "yes_no", "pass": 0.8, "fail": 0.0}],
+        "certified": {"false_pass_upper": 0.05, "false_fail_upper": None, "never_fails": True,
+                      "confidence": 0.9},
+        "expected": {"auto_pass": 0.7, "auto_fail": 0.0, "unsure": 0.3},
+        "current": {"auto_pass": 0.7, "auto_fail": 0.2, "unsure": 0.1},
+        "needed_labels": None,
+    }  # fmt: skip
+    q = Question(ASK, Kind.YES_NO, pass_p=0.9, fail_p=0.5)
+    s = rd.assess_step(subs, ans, thresholds=doc, questions=[q], has_approve_step=True)
+    (ff,) = [c for c in s.criteria if c.name == "false_fail_upper"]
+    assert ff.ok and ff.value is None and "never fails" in ff.detail
+    assert "0.0%" not in ff.detail
+    assert s.pattern["recommended"] != "pre-screen"  # fails that never come cannot pre-screen

@@ -260,3 +260,29 @@ def test_every_figure_says_its_n_and_what_its_interval_is(written):
         assert words in howto, words
     html = paths["html"].read_text(encoding="utf-8")
     assert "90% anytime-valid confidence sequence" in html and "Clopper-Pearson" in html
+
+
+def test_shares_count_every_labeled_check_the_search_counts(sample_store, tmp_path):
+    """The report's shares, their counts and the replayed rates are of the same labeled checks as
+    the search's (error verdicts counted unsure): the counts were once rebuilt from a share times
+    the labeled checks without error verdicts, and a row read 895 of 894 (black-box run)."""
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    report = rd.assess_store(con, store="sample", n_boot=20)
+    con.close()
+    for s in report.steps:
+        assert s.n_labeled < s.thresholds.n_labeled  # the sample holds labeled error verdicts
+        for replayed in filter(None, (s.observed[k] for k in ("suggested", "current"))):
+            assert replayed["n"] == s.thresholds.n_labeled
+    render.write_report(report, tmp_path, formats="md")
+    rows = [
+        line
+        for line in (tmp_path / "report.md").read_text().splitlines()
+        if line.startswith(("| suggested thresholds", "| today's thresholds"))
+    ]
+    assert rows
+    for line in rows:
+        counts = re.findall(r"\((\d[\d,]*) of (\d[\d,]*)", line)
+        assert len(counts) == 3 and len({n for _, n in counts}) == 1, line
+        assert sum(int(k.replace(",", "")) for k, _ in counts) == int(counts[0][1].replace(",", ""))

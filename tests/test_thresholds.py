@@ -270,7 +270,12 @@ def test_store_search_end_to_end(store_con):
     assert set(doc) == {"process", "step", "model", "n_labeled", "status", "check", "certified",
                         "best_bounds", "expected", "current", "needed_labels", "note",
                         "left_out"}  # fmt: skip
-    assert set(doc["certified"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+    assert set(doc["certified"]) == {
+        "false_pass_upper",
+        "false_fail_upper",
+        "never_fails",
+        "confidence",
+    }
     assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"}
     assert set(doc["current"]) == {
         "false_pass_rate",
@@ -338,6 +343,7 @@ def test_single_question_certified_and_consistent():
     assert res.certified == {
         "false_pass_upper": ALPHA,
         "false_fail_upper": BETA,
+        "never_fails": False,
         "confidence": 1 - DELTA,
     }
     (q,) = res.suggested
@@ -382,7 +388,8 @@ def test_never_failing_suggestion_when_fails_cannot_be_certified():
     res = th.find_thresholds(data, alpha=0.1, delta=DELTA, beta=0.02)
     assert res.status == "ok"
     assert res.suggested[0].fail_p == 0.0
-    assert res.certified["false_fail_upper"] == 0.0
+    # No fails, so no false-fail rate: no number stands for a bound on one.
+    assert res.certified["false_fail_upper"] is None and res.certified["never_fails"]
     assert not th.can_fail(res.suggested)
     assert any("never fails" in note for note in res.notes)
 
@@ -405,7 +412,7 @@ def test_fail_set_below_the_pass_threshold_is_one_the_fail_walk_certified():
     certified = rows.loc[rows["certified"], "thresholds"].str.removeprefix("fail ").astype(float)
     assert len(certified) and certified.min() > q.pass_p  # every certified fail set reaches past
     assert not fails.any() and q.fail_p == 0.0  # the pass threshold, so the check never fails
-    assert res.certified["false_fail_upper"] == 0.0
+    assert res.certified["never_fails"] and res.certified["false_fail_upper"] is None
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -957,7 +964,7 @@ def test_a_twin_is_not_exempt_when_the_labels_show_an_undeclared_choice_answer()
     data.answer[1] = data.answer[1].copy()
     data.answer[1][rows] = "n/a"
     res = th.find_thresholds(data, alpha=0.2, delta=0.1, beta=0.3, judge_unattainable=False)
-    if res.status == "ok" and res.certified["false_fail_upper"] == 0.0:
+    if res.status == "ok" and res.certified["never_fails"]:
         assert sd.replay(res.suggested, data).n_fail == 0
 
 
@@ -1000,5 +1007,5 @@ def test_a_never_failing_suggestion_says_so_beside_paths_that_lost():
     r = th.find_thresholds(data, alpha=0.15, delta=0.1, beta=0.3)
     assert r.status == "ok" and r.method == "fixed_and_learned_paths"
     assert not can_fail(r.suggested)
-    assert r.certified["false_fail_upper"] == 0.0
+    assert r.certified["never_fails"] and r.certified["false_fail_upper"] is None
     assert any("never fails on the answers seen" in n for n in r.notes)

@@ -38,7 +38,9 @@ class Criterion:
     value, limit : float, int, str or None
         The measured value (``None`` when it cannot be measured) and its limit.
     ok : bool
-        Whether the value meets the limit; a value that cannot be measured does not.
+        Whether the value meets the limit; a value that cannot be measured does not,
+        except the false-fail bound of a certified check that never fails (no
+        false-fail rate exists to bound: the value is ``None`` and ``ok`` holds).
     blocks : {"NOT_YET", "NO"}
         The decision this criterion forces when it is not ok.
     label : str

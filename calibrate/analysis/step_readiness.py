@@ -69,7 +69,7 @@ from calibrate.analysis.step_evidence import (
 )
 from calibrate.analysis.threshold_view import ThresholdView, check_items, suggested_questions
 from calibrate.defaults import ReadinessOptions
-from calibrate.profile import FAIL, PASS, Kind, Question
+from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
 #: Without a certificate, at least this share more labels is asked for (see assess_step).
 NEEDED_FLOOR = 0.1
@@ -434,10 +434,9 @@ def assess_step(
     except Exception:  # noqa: BLE001 - a malformed suggestion must not sink the report
         suggested_qs = []
     lab_ans = ans[ans["label"].notna() & isin(ans["check_id"], labeled["check_id"])]
-    y = labeled.set_index("check_id")["label"].astype(bool)
     observed = {
-        "suggested": _replay_rates(lab_ans, suggested_qs, y) if suggested_qs else None,
-        "current": _replay_rates(lab_ans, current_qs, y) if current_qs else None,
+        "suggested": _replay_rates(lab_ans, suggested_qs, labeled) if suggested_qs else None,
+        "current": _replay_rates(lab_ans, current_qs, labeled) if current_qs else None,
         "recorded": _recorded_rates(labeled),
     }
     source = next((k for k in ("suggested", "current", "recorded") if observed[k]), None)
@@ -501,6 +500,7 @@ def assess_step(
         coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
         poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
         cov_n=cov_n, best_n=best_n,
+        never_fails=certified and bool(tv.certified and tv.certified.get("never_fails")),
     )  # fmt: skip
     decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
                        best_cov=best_cov, right_way=right_way, cov_n=cov_n,
@@ -706,16 +706,23 @@ def _recorded_rates(labeled: pd.DataFrame) -> dict[str, Any] | None:
 
 
 def _replay_rates(
-    lab_ans: pd.DataFrame, qs: Sequence[Question], y: pd.Series
+    lab_ans: pd.DataFrame, qs: Sequence[Question], labeled: pd.DataFrame
 ) -> dict[str, Any] | None:
+    """``qs`` replayed on every labeled check, over the search's denominator.
+
+    An error verdict, or a check with no answer to replay, counts as unsure
+    (as the threshold search counts it), so the shares are of the same
+    labeled checks as the search's expected shares and coverage.
+    """
     codes = replay(lab_ans, qs)
     if codes.empty:
         return None
-    # The label of each replayed check, looked up by integer codes rather than a text index.
-    at = _answer_rows(pd.Series(y.index), pd.Series(codes.index))
-    yy = np.where(at >= 0, y.to_numpy(dtype=bool)[np.maximum(at, 0)], True)
-    c = codes.to_numpy()
-    return _rates_from(c == PASS, c == FAIL, yy)
+    ids = labeled["check_id"].reset_index(drop=True)
+    # Each labeled check's replayed code, looked up by integer codes rather than a text index.
+    at = _answer_rows(pd.Series(codes.index), ids)
+    c = np.where(at >= 0, codes.to_numpy()[np.maximum(at, 0)], UNSURE)
+    c = np.where(labeled["verdict"].astype(str).to_numpy() == "error", UNSURE, c)
+    return _rates_from(c == PASS, c == FAIL, labeled["label"].astype(bool).to_numpy())
 
 
 def _rates_from(passed: np.ndarray, failed: np.ndarray, y: np.ndarray) -> dict[str, Any]:
@@ -732,11 +739,19 @@ def _rates_from(passed: np.ndarray, failed: np.ndarray, y: np.ndarray) -> dict[s
     }
 
 
+#: The false-fail criterion of a certified check that never fails.
+NEVER_FAILS_DETAIL = (
+    "the suggested check never fails (what it does not pass goes to a person): "
+    "there is no false-fail rate to bound"
+)
+
+
 def _criteria(
     *, opts: ReadinessOptions, n_labeled: int, tv: ThresholdView, fp_upper: float | None,
     ff_upper: float | None, coverage: float | None, drift: Drift, change: ModelChange,
     error: Rate, truncation: Rate, poor: bool, plenty: bool, point: dict[str, Any] | None,
     certified: bool = True, best_cov: float | None = None, cov_n: int = 0, best_n: int = 0,
+    never_fails: bool = False,
 ) -> list[Criterion]:  # fmt: skip
     thin = "NO" if poor else "NOT_YET"
     conf = 1 - opts.delta
@@ -757,8 +772,9 @@ def _criteria(
         ),
         Criterion(
             "false_fail_upper", ff_upper if certified else None, opts.beta,
-            certified and ff_upper is not None and ff_upper <= opts.beta,
+            certified and (never_fails or (ff_upper is not None and ff_upper <= opts.beta)),
             thin, f"certified false-fail bound ({conf:.0%} confidence)",
+            NEVER_FAILS_DETAIL if never_fails else
             _bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),
         ),
         Criterion(

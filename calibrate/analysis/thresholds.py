@@ -219,9 +219,10 @@ class StepThresholds:
         Today's questions and thresholds.
     certified : dict or None
         Only when the status is ``ok``: ``false_pass_upper``,
-        ``false_fail_upper`` (``alpha`` and ``beta``; ``0`` when the
-        suggestion never fails) and ``confidence``, what holds with
-        probability ``confidence``. ``None`` otherwise: nothing is certified.
+        ``false_fail_upper`` (``alpha`` and ``beta``; ``None`` when the
+        suggestion never fails: there is no false-fail rate to bound),
+        ``never_fails`` and ``confidence``, what holds with probability
+        ``confidence``. ``None`` otherwise: nothing is certified.
     best_bounds : dict
         ``false_pass_upper``, ``false_fail_upper``, ``confidence``: the lowest
         one-sided bounds a single candidate reached, each at its path's
@@ -535,7 +536,9 @@ def find_thresholds(
         fail_never = not can_fail(suggested) and replay_cached(suggested, data).n_fail == 0
         certified = {
             "false_pass_upper": alpha,
-            "false_fail_upper": 0.0 if fail_never else (1.0 if beta >= 1.0 else beta),
+            # A check that never fails has no false-fail rate to bound: no number stands for one.
+            "false_fail_upper": None if fail_never else (1.0 if beta >= 1.0 else beta),
+            "never_fails": fail_never,
             "confidence": 1 - delta,
         }
         if fail_never:
@@ -705,8 +708,9 @@ def _best_bounds(candidates: pd.DataFrame) -> dict[str, float | None]:
         if rows.size:
             worse = np.maximum(upper["false_pass_upper"][rows], upper["false_fail_upper"][rows])
             i = rows[int(np.argmin(worse))]
-            out = {"false_pass_upper": float(upper["false_pass_upper"][i]),
-                   "false_fail_upper": float(upper["false_fail_upper"][i])}  # fmt: skip
+            # A candidate that fails nothing has no false-fail bound (its column reads 0).
+            ff = None if col["n_fail"][i] == 0 else float(upper["false_fail_upper"][i])
+            out = {"false_pass_upper": float(upper["false_pass_upper"][i]), "false_fail_upper": ff}
         return out
     for name, n_col, c in (
         ("pass", "n_pass", "false_pass_upper"),

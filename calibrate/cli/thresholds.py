@@ -197,9 +197,12 @@ def _status_sentence(s: lib.StepThresholds) -> str:
     conf = f"{100 * (1 - s.delta):g}%"
     if s.status == "ok":
         ff = c.get("false_fail_upper")
-        fails = "it never fails" if ff == 0.0 else f"false fails <= {_pct(ff)}"
+        fails = "it never fails" if c.get("never_fails") else f"false fails <= {_pct(ff)}"
         return f"certified with {conf} confidence: false passes <= {_pct(c['false_pass_upper'])}, {fails}"
-    best = f"lowest bounds reached {_pct(c.get('false_pass_upper'))} / {_pct(c.get('false_fail_upper'))}"
+    ff = c.get("false_fail_upper")
+    best = f"lowest bounds reached {_pct(c.get('false_pass_upper'))} / " + (
+        _pct(ff) if ff is not None else "none for false fails"
+    )
     if s.status == "insufficient_data":
         need = s.needed_labels
         if need is not None and need.total is None:

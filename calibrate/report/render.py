@@ -236,7 +236,8 @@ def _step_view(
     )
     t = step.thresholds
     bounds = t.certified if t.certified is not None else t.best_bounds
-    n = step.n_labeled
+    # The search's shares are of every labeled check, error verdicts counted unsure: its own n.
+    n = t.n_labeled or step.n_labeled
     expected = {k: share_text(t.expected.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
     current = {k: share_text(t.current.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
     agree = _agreement_view(step.agreement)
@@ -310,6 +311,9 @@ def _step_view(
         "bounds": {
             "false_pass_upper": pct(bounds.get("false_pass_upper")),
             "false_fail_upper": pct(bounds.get("false_fail_upper")),
+            # A check (or candidate) that never fails has no false-fail rate, so no bound on one.
+            "never_fails": bounds.get("false_fail_upper") is None
+            and (bool(bounds.get("never_fails")) or t.status != "ok"),
             "confidence": pct(bounds.get("confidence", 1 - opts.delta), 0),
         },
         "expected": expected,
