@@ -30,7 +30,7 @@ check:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -370,8 +370,11 @@ def monitor_store(
     model : str, optional
         Only this evaluator model's checks.
     since, until : datetime, optional
-        Only checks recorded at or after ``since`` and before ``until``, as
-        :class:`calibrate.dataset.Filters` keeps them (the report's window).
+        The report's window (as :class:`calibrate.dataset.Filters` keeps it), for display
+        only: each e-process path keeps its points in the window. The tests, the status and
+        every count run over the whole stream from the switch whatever the window, so that a
+        report run every week over the last weeks extends one test instead of starting a new
+        one each time, and an alarm raised before the window still stands.
     alpha, beta, delta : float
         The limits the check was certified for and the monitor's level.
     plan_weeks : int, default=8
@@ -399,7 +402,7 @@ def monitor_store(
         if reason is not None:
             raise UsageError(reason)
 
-    frames = _read(con, process, step, model=model, since=since, until=until)
+    frames = _read(con, process, step, model=model)
     out: list[StepMonitor] = []
     checks, answers, streams = frames
     for (proc, stp, model), enforced in checks[checks["enforced"]].groupby(
@@ -435,7 +438,26 @@ def monitor_store(
                 plan_weeks=plan_weeks,
             )  # fmt: skip
         )
+    if since is not None or until is not None:
+        out = [_windowed(s, since, until) for s in out]
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
+
+
+def _windowed(s: StepMonitor, since: datetime | None, until: datetime | None) -> StepMonitor:
+    """``s`` with its e-process paths cut to the window; nothing else changes."""
+
+    def cut(m: RateMonitor | None) -> RateMonitor | None:
+        if m is None or m.path.empty:
+            return m
+        at = pd.to_datetime(m.path["at"], utc=True)
+        keep = np.ones(len(at), dtype=bool)
+        if since is not None:
+            keep &= (at >= pd.Timestamp(since)).to_numpy()
+        if until is not None:
+            keep &= (at < pd.Timestamp(until)).to_numpy()
+        return replace(m, path=m.path[keep].reset_index(drop=True))
+
+    return replace(s, false_pass=cut(s.false_pass), false_fail=cut(s.false_fail))
 
 
 def enforced_steps(con: Any) -> list[tuple[str, str]]:
@@ -499,11 +521,11 @@ def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Seq
     return np.where(np.isnan(codes), recorded, replayed) | error
 
 
-def _read(con: Any, process: str | None, step: str | None, *, model=None, since=None, until=None):
-    params = [process, process, step, step, model, model, since, since, until, until]
+def _read(con: Any, process: str | None, step: str | None, *, model=None):
+    # No time window: the tests run over the whole stream from the switch (monitor_store).
+    params = [process, process, step, step, model, model]
     scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
-        AND (? IS NULL OR c.model = ?) AND (?::TIMESTAMPTZ IS NULL OR c.checked_at >= ?)
-        AND (?::TIMESTAMPTZ IS NULL OR c.checked_at < ?)"""
+        AND (? IS NULL OR c.model = ?)"""
     # A step is enforced from its first pass or unsure verdict recorded with advisory: false
     # (only an enforced check records those; a blocking fail alone may predate the switch).
     enforced = f"""
