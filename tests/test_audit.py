@@ -11,6 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from calibrate import audit
+from calibrate.analysis.monitor import monitor_store
+from calibrate.analysis.step_data import UNKNOWN_MODEL
 from calibrate.cli import app
 from calibrate.dataset import Filters, left_out_count, left_out_counts, submissions
 from calibrate.errors import UsageError
@@ -113,6 +115,20 @@ def test_bad_arguments():
         audit.draw(con, **STEP, rate=1.5)
     with pytest.raises(UsageError, match="verdicts"):
         audit.draw(con, **STEP, rate=0.5, verdicts=("unsure",))
+
+
+def test_audits_of_checks_recorded_without_a_model_are_monitored(store, tmp_path, enforced_export):
+    # check-1 lets a verdict leave out its model; the store keeps NULL.
+    store.execute("UPDATE checks SET model = NULL")
+    result = audit.draw(store, **STEP, rate=0.5, seed=3, out=tmp_path / "a.csv")
+    review_audit(tmp_path / "a.csv", enforced_export / ".truth", tmp_path / "r.csv")
+    ingest(store, [tmp_path / "r.csv"])
+    (step,) = [s for s in monitor_store(store).steps if s.step == STEP["step"]]
+    assert step.model == UNKNOWN_MODEL and step.status != "no_audits"
+    assert step.false_pass.audited == result.n_drawn > 50
+    assert not any("new evaluator model" in w for w in step.warnings)
+    (one,) = monitor_store(store, model=UNKNOWN_MODEL).steps
+    assert one.false_pass.audited == result.n_drawn
 
 
 def test_decisions_on_drawn_checks_are_audits_and_nothing_else(store, tmp_path, enforced_export):

@@ -45,6 +45,7 @@ from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, desig
     design_bound,
     rate_monitor,
 )
+from calibrate.analysis.step_data import UNKNOWN_MODEL
 from calibrate.arguments import argument_name, check_levels
 from calibrate.errors import UsageError
 from calibrate.profile import RESULT_NAMES
@@ -523,9 +524,11 @@ def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Seq
 
 def _read(con: Any, process: str | None, step: str | None, *, model=None):
     # No time window: the tests run over the whole stream from the switch (monitor_store).
-    params = [process, process, step, step, model, model]
+    # A check recorded without a model is UNKNOWN_MODEL here, as in step_data: NULL would fall
+    # out of the model's group (NULL = NULL is not true) and its audits with it.
+    params = [process, process, step, step, model, UNKNOWN_MODEL, model]
     scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
-        AND (? IS NULL OR c.model = ?)"""
+        AND (? IS NULL OR coalesce(c.model, ?) = ?)"""
     # A step is enforced from its first pass or unsure verdict recorded with advisory: false
     # (only an enforced check records those; a blocking fail alone may predate the switch).
     enforced = f"""
@@ -580,6 +583,8 @@ def _read(con: Any, process: str | None, step: str | None, *, model=None):
         """,  # noqa: S608
         params,
     ).df()
+    for frame in (checks, streams):
+        frame["model"] = frame["model"].astype(object).where(frame["model"].notna(), UNKNOWN_MODEL)
     checks["advisory"] = checks["advisory"].astype(bool)
     checks["enforced"] = checks["enforced"].astype(bool)
     checks["label"] = checks["label"].astype("boolean")
