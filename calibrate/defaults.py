@@ -32,10 +32,6 @@ TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
 #: this many days apart (a return to advisory and a second switch; docs/method.md).
 NEW_PERIOD_GAP_DAYS = 7
 
-#: The monitor: a drawn check still awaiting its audit decision this many days after its draw makes
-#: the step's monitor ``stale`` (docs/method.md, "Status and action").
-STALE_AFTER_DAYS = 14
-
 #: Reliability diagrams: number of bins.
 DEFAULT_BINS = 10
 
