@@ -22,7 +22,10 @@ draw`` makes that sample:
   So a check's probability depends on its own answers alone, never on a
   label or on the other checks.
 * **Stored**: ``audit_draws`` (the design) and ``audit_eligible`` (every
-  eligible check, drawn or not, with ``pi``). A decision on a drawn check is
+  eligible check, drawn or not, with ``pi``), also when nothing was drawn:
+  not storing an empty draw would leave its checks eligible, so every stored
+  draw would hold at least one drawn check and a check's real chance of being
+  audited would exceed the stored ``pi`` (docs/method.md, "Audit draws"). A decision on a drawn check is
   an audit because the store says it was drawn, not because of anything the
   reviewer writes; the ``labeled`` view carries it as ``audited``.
 
@@ -69,8 +72,8 @@ class Draw:
     Attributes
     ----------
     draw_id : int or None
-        ``None`` when the draw picked nothing: it is then not stored, and its
-        eligible checks stay eligible for the next draw.
+        ``None`` when no check was eligible (nothing stored). A draw that had
+        eligible checks is stored even when it picked none of them.
     process, step : str
     seed : int
     design : {"uniform", "by_band"}
@@ -324,9 +327,11 @@ def draw(
 
     The draw is stored and its CSV written together: the CSV goes to a
     temporary file beside ``out``, the draw is committed, then the file is
-    renamed to ``out``, so a failure leaves neither. A draw that picks nothing
-    (no eligible check, or none drawn at a small rate) stores nothing and
-    writes nothing, so it uses no check up.
+    renamed to ``out``, so a failure leaves neither. A draw that picks none of
+    its eligible checks is stored too (its checks considered, none drawn, the
+    CSV a header alone): each then counts as an audit of nothing in the
+    monitor (``z = 0``), as Poisson sampling with the stored ``pi`` needs.
+    With no eligible check nothing is stored or written.
 
     Parameters
     ----------
@@ -352,7 +357,7 @@ def draw(
     Returns
     -------
     Draw
-        With ``draw_id`` ``None`` when nothing was drawn (nothing stored).
+        With ``draw_id`` ``None`` when no check was eligible (nothing stored).
 
     Raises
     ------
@@ -393,9 +398,11 @@ def draw(
         per_week=per_week, verdicts=verdicts, n_eligible=n, n_drawn=n_drawn, drawn_at=now,
         drawn=elig.iloc[:0].assign(inclusion_p=[], draw_id=[], answers=[]),
     )  # fmt: skip
-    if n_drawn == 0:
-        # Nothing to review: storing it would use up every eligible check for no audit.
+    if n == 0:
         return result
+    # A draw that picked none is stored too: left eligible, its checks would be offered again
+    # until some draw picked one, and every stored draw would be conditioned on "at least one
+    # drawn", so a check's real inclusion probability would exceed the stored pi.
     tmp: Path | None = None
     con.execute("BEGIN")
     try:

@@ -27,6 +27,11 @@ NEEDED_SHARE, NEEDED_PROBABILITY = MIN_DECIDED, 0.8
 #: The alphas of the default trade-off table.
 TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
 
+#: The monitor: a step's enforced checks begin a new enforcement period (a test of their own) when
+#: checks recorded with advisory: true came between two enforced pass or unsure verdicts at least
+#: this many days apart (a return to advisory and a second switch; docs/method.md).
+NEW_PERIOD_GAP_DAYS = 7
+
 #: Reliability diagrams: number of bins.
 DEFAULT_BINS = 10
 

@@ -11,6 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from calibrate import audit
+from calibrate.analysis.monitor import monitor_store
+from calibrate.analysis.step_data import UNKNOWN_MODEL
 from calibrate.cli import app
 from calibrate.dataset import Filters, left_out_count, left_out_counts, submissions
 from calibrate.errors import UsageError
@@ -69,7 +71,7 @@ def test_a_draw_never_offers_a_check_twice(store):
     rows = store.execute("SELECT count(*), count(DISTINCT check_id) FROM audit_eligible").fetchone()
     assert rows[0] == rows[1] == first.n_eligible + second.n_eligible
     third = audit.draw(store, **STEP, rate=1.0, seed=3)
-    assert third.n_eligible == 0 and third.draw_id is None  # nothing left: not stored
+    assert third.n_eligible == 0 and third.draw_id is None  # nothing eligible: not stored
     stored = audit.draws(store)
     assert stored["seed"].tolist() == [1, 2]
     assert stored["n_drawn"].tolist() == [first.n_drawn, second.n_drawn]
@@ -113,6 +115,20 @@ def test_bad_arguments():
         audit.draw(con, **STEP, rate=1.5)
     with pytest.raises(UsageError, match="verdicts"):
         audit.draw(con, **STEP, rate=0.5, verdicts=("unsure",))
+
+
+def test_audits_of_checks_recorded_without_a_model_are_monitored(store, tmp_path, enforced_export):
+    # check-1 lets a verdict leave out its model; the store keeps NULL.
+    store.execute("UPDATE checks SET model = NULL")
+    result = audit.draw(store, **STEP, rate=0.5, seed=3, out=tmp_path / "a.csv")
+    review_audit(tmp_path / "a.csv", enforced_export / ".truth", tmp_path / "r.csv")
+    ingest(store, [tmp_path / "r.csv"])
+    (step,) = [s for s in monitor_store(store).steps if s.step == STEP["step"]]
+    assert step.model == UNKNOWN_MODEL and step.status != "no_audits"
+    assert step.false_pass.audited == result.n_drawn > 50
+    assert not any("new evaluator model" in w for w in step.warnings)
+    (one,) = monitor_store(store, model=UNKNOWN_MODEL).steps
+    assert one.false_pass.audited == result.n_drawn
 
 
 def test_decisions_on_drawn_checks_are_audits_and_nothing_else(store, tmp_path, enforced_export):
@@ -258,21 +274,51 @@ def test_a_draw_whose_csv_cannot_be_written_is_not_stored(tmp_path, enforced_exp
     assert json.loads(good.stdout)["n_eligible"] > 100 and out.exists()
 
 
-def test_a_draw_that_picks_nothing_uses_nothing_up(tmp_path, enforced_export):
+def test_a_draw_that_picks_nothing_is_stored_and_uses_its_checks_up(tmp_path, enforced_export):
     db = str(tmp_path / "c.duckdb")
     runner.invoke(app, ["ingest", "--db", db, "--quiet", str(enforced_export)])
     out = tmp_path / "e.csv"
     empty = runner.invoke(app, draw_args(db, out, "--rate", "0.0001", "--seed", "1"))
-    assert empty.exit_code == 2
-    assert "picked none of the" in empty.stderr and "nothing stored" in empty.stderr
-    assert not out.exists()
-    full = runner.invoke(app, draw_args(db, out, "--rate", "1"))
-    assert full.exit_code == 0 and json.loads(full.stdout)["n_eligible"] > 100
+    assert empty.exit_code == 0, empty.output
+    design = json.loads(empty.stdout)
+    assert design["n_drawn"] == 0 and design["n_eligible"] > 100 and design["draw_id"] == 1
+    assert "picked none of the" in empty.stderr and "stored as draw 1" in empty.stderr
+    assert out.read_text().splitlines() == [
+        ",".join(audit.DECISION_COLUMNS + audit.CONTEXT_COLUMNS)
+    ]
+    # Its checks were considered: the next draw finds none left.
     again = runner.invoke(app, draw_args(db, tmp_path / "f.csv", "--rate", "1"))
     assert again.exit_code == 2 and "no eligible checks" in again.stderr
     con = connect(db, read_only=True)
     assert con.execute("SELECT count(*) FROM audit_draws").fetchone()[0] == 1
+    assert con.execute("SELECT count(*), sum(drawn::INT) FROM audit_eligible").fetchone() == (
+        design["n_eligible"],
+        0,
+    )
     con.close()
+
+
+def test_stored_draws_keep_the_stored_inclusion_probability(store):
+    """Over draws at about one expected pick, sum(drawn / pi) estimates the checks considered.
+
+    Were a draw that picks nothing left unstored, every stored draw would hold at least one
+    drawn check: the estimate would be 1 / (1 - (1 - r)^n), about 1.58 times the checks
+    considered, and the monitor's weights would over-count by as much.
+    """
+    n = len(audit.eligible_checks(store, STEP["process"], STEP["step"], ("pass",)))
+    rate = 1.0 / n
+    weighted = considered = 0.0
+    for seed in range(300):
+        audit.draw(store, **STEP, rate=rate, seed=seed)
+        drawn, pi, rows = store.execute(
+            "SELECT coalesce(sum(drawn::INT), 0), max(inclusion_p), count(*) FROM audit_eligible"
+        ).fetchone()
+        weighted += drawn / pi if rows else 0.0
+        considered += rows
+        store.execute("DELETE FROM audit_eligible; DELETE FROM audit_draws")
+    assert considered == 300 * n
+    # Poisson(1) picks a draw: the mean ratio is 1 with standard error about 1/sqrt(300).
+    assert abs(weighted / considered - 1.0) < 0.2
 
 
 def test_left_out_says_escalations_apart_from_undrawn_decisions(tmp_path, enforced_export):

@@ -30,7 +30,7 @@ check:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,7 @@ from scipy import stats
 
 from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
 from calibrate.analysis.drift import share_warning
+from calibrate.analysis.monitor_data import read_frames
 from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, design_bound re-exported
     RateMonitor,
     design_bound,
@@ -69,6 +70,10 @@ class StepMonitor:
     warnings: list[str]
     action: str | None
     plan: SequentialAuditPlan | None = None
+    #: The enforcement period monitored (1, 2, ... per step; ``enforced_since`` is its start).
+    period: int = 1
+    #: Earlier periods of the step (:func:`_earlier_periods`): shown, no part of the status.
+    earlier: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,7 +83,15 @@ class StepMonitor:
             "false_fail": self.false_fail.to_dict() if self.false_fail else None,
             "escalations": self.escalations, "warnings": list(self.warnings),
             "action": self.action, "audit_plan": self.plan.to_dict() if self.plan else None,
+            "period": self.period, "earlier_periods": [_iso(e) for e in self.earlier],
         }  # fmt: skip
+
+
+def _iso(value: Any) -> Any:
+    """``value`` with its datetimes (in dicts too) as ISO text."""
+    if isinstance(value, dict):
+        return {k: _iso(v) for k, v in value.items()}
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def _escalations(enforced: pd.DataFrame) -> dict[str, Any]:
@@ -370,8 +383,11 @@ def monitor_store(
     model : str, optional
         Only this evaluator model's checks.
     since, until : datetime, optional
-        Only checks recorded at or after ``since`` and before ``until``, as
-        :class:`calibrate.dataset.Filters` keeps them (the report's window).
+        The report's window (as :class:`calibrate.dataset.Filters` keeps it), for display
+        only: each e-process path keeps its points in the window. The tests, the status and
+        every count run over the whole stream from the switch whatever the window, so that a
+        report run every week over the last weeks extends one test instead of starting a new
+        one each time, and an alarm raised before the window still stands.
     alpha, beta, delta : float
         The limits the check was certified for and the monitor's level.
     plan_weeks : int, default=8
@@ -399,43 +415,117 @@ def monitor_store(
         if reason is not None:
             raise UsageError(reason)
 
-    frames = _read(con, process, step, model=model, since=since, until=until)
+    checks, answers, streams = read_frames(con, process, step, model=model)
+    every = checks[checks["enforced"]]
+    earlier = _earlier_periods(every[~every["current"]], streams, alpha=alpha, beta=beta,
+                               delta=delta)  # fmt: skip
     out: list[StepMonitor] = []
-    checks, answers, streams = frames
-    for (proc, stp, model), enforced in checks[checks["enforced"]].groupby(
-        ["process", "step", "model"], sort=True, dropna=False, observed=True
+    for (proc, stp, model), enforced in every[every["current"]].groupby(
+        ["process", "step", "model"], sort=True, observed=True
     ):
-        adv = checks[checks["advisory"] & (checks["process"] == proc) & (checks["step"] == stp)]
-        certified = None if adv.empty else adv.sort_values("at")["model"].iloc[-1]
-        ref = adv[adv["model"] == certified]
+        period = int(enforced["period"].iloc[0])
+        ref = _reference(checks, every, proc, stp, period)
+        certified = None if ref.empty else ref["model"].iloc[-1]
+        ref = ref[ref["model"] == certified]
         questions = process_questions(con, proc, stp).get((proc, stp))
         ans_now = answers[answers["check_id"].isin(enforced["check_id"])]
         ans_ref = answers[answers["check_id"].isin(ref["check_id"])]
         unsure_now = _unsure(replay, ans_now, enforced, questions)
         unsure_ref = _unsure(replay, ans_ref, ref, questions)
         mine = streams[(streams["process"] == proc) & (streams["step"] == stp)
-                       & (streams["model"] == model)]  # fmt: skip
-        out.append(
-            monitor_step(
-                process=proc,
-                step=stp,
-                model=model,
-                enforced=enforced,
-                pass_stream=mine[mine["verdict"] == "pass"],
-                fail_stream=mine[mine["verdict"] == "fail"],
-                reference=ref,
-                certified_model=certified,
-                unsure_now=unsure_now,
-                unsure_ref=unsure_ref,
-                enforced_answers=ans_now,
-                reference_answers=ans_ref,
-                alpha=alpha,
-                beta=beta,
-                delta=delta,
-                plan_weeks=plan_weeks,
-            )  # fmt: skip
+                       & (streams["model"] == model) & (streams["period"] == period)]  # fmt: skip
+        step_monitor = monitor_step(
+            process=proc,
+            step=stp,
+            model=model,
+            enforced=enforced,
+            pass_stream=mine[mine["verdict"] == "pass"],
+            fail_stream=mine[mine["verdict"] == "fail"],
+            reference=ref,
+            certified_model=certified,
+            unsure_now=unsure_now,
+            unsure_ref=unsure_ref,
+            enforced_answers=ans_now,
+            reference_answers=ans_ref,
+            alpha=alpha,
+            beta=beta,
+            delta=delta,
+            plan_weeks=plan_weeks,
         )
+        out.append(replace(step_monitor, period=period, earlier=earlier.get((proc, stp), ())))
+    if since is not None or until is not None:
+        out = [_windowed(s, since, until) for s in out]
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
+
+
+def _reference(
+    checks: pd.DataFrame, every: pd.DataFrame, process: str, step: str, period: int
+) -> pd.DataFrame:
+    """The advisory checks that certified a period: after the step's earlier periods, before it.
+
+    Failing those, the advisory checks before the period, then every advisory check of the step.
+    """
+    adv = checks[checks["advisory"] & (checks["process"] == process) & (checks["step"] == step)]
+    mine = every[(every["process"] == process) & (every["step"] == step)]
+    at = pd.to_datetime(adv["at"], utc=True)
+    start = pd.to_datetime(mine.loc[mine["period"] == period, "at"], utc=True).min()
+    end = pd.to_datetime(mine.loc[mine["period"] < period, "at"], utc=True).max()
+    before = adv[(at < start).to_numpy()] if not pd.isna(start) else adv
+    window = before[(at[before.index] > end).to_numpy()] if not pd.isna(end) else before
+    return next((f for f in (window, before) if not f.empty), adv)
+
+
+def _earlier_periods(
+    enforced: pd.DataFrame, streams: pd.DataFrame, *, alpha: float, beta: float, delta: float
+) -> dict[tuple[str, str], tuple[dict[str, Any], ...]]:
+    """Per step, its earlier enforcement periods' tests (history: they drive no status).
+
+    Each entry: ``period``, ``model``, ``since``, ``until`` (its first and last enforced
+    check), ``alarm``, and the false-pass (and false-fail) ``audited``, ``bad``, ``alarm_at``,
+    ``e_value_peak``.
+    """
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (proc, stp, period, model), group in enforced.groupby(
+        ["process", "step", "period", "model"], sort=True, observed=True
+    ):
+        mine = streams[(streams["process"] == proc) & (streams["step"] == stp)
+                       & (streams["period"] == period) & (streams["model"] == model)]  # fmt: skip
+        at = pd.to_datetime(group["at"], utc=True)
+        entry: dict[str, Any] = {
+            "period": int(period), "model": model,
+            "since": None if pd.isna(at.min()) else at.min().to_pydatetime(),
+            "until": None if pd.isna(at.max()) else at.max().to_pydatetime(),
+        }  # fmt: skip
+        tests = {"false_pass": (alpha, False, "pass"), "false_fail": (beta, True, "fail")}
+        for name, (limit, error_label, verdict) in tests.items():
+            rows = mine[mine["verdict"] == verdict]
+            if name == "false_fail" and (beta >= 1 or rows.empty):
+                continue
+            m = rate_monitor(rows, limit=limit, delta=delta, error_label=error_label)
+            entry[name] = {"audited": m.audited, "bad": m.bad, "alarm_at": m.alarm_at,
+                           "e_value_peak": m.e_value_peak}  # fmt: skip
+        entry["alarm"] = any(
+            entry[k]["alarm_at"] is not None for k in ("false_pass", "false_fail") if k in entry
+        )
+        out.setdefault((str(proc), str(stp)), []).append(entry)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _windowed(s: StepMonitor, since: datetime | None, until: datetime | None) -> StepMonitor:
+    """``s`` with its e-process paths cut to the window; nothing else changes."""
+
+    def cut(m: RateMonitor | None) -> RateMonitor | None:
+        if m is None or m.path.empty:
+            return m
+        at = pd.to_datetime(m.path["at"], utc=True)
+        keep = np.ones(len(at), dtype=bool)
+        if since is not None:
+            keep &= (at >= pd.Timestamp(since)).to_numpy()
+        if until is not None:
+            keep &= (at < pd.Timestamp(until)).to_numpy()
+        return replace(m, path=m.path[keep].reset_index(drop=True))
+
+    return replace(s, false_pass=cut(s.false_pass), false_fail=cut(s.false_fail))
 
 
 def enforced_steps(con: Any) -> list[tuple[str, str]]:
@@ -497,69 +587,3 @@ def _unsure(replay: Any, ans: pd.DataFrame, checks: pd.DataFrame, questions: Seq
     codes = replay(ans, questions).reindex(checks["check_id"].astype(str)).to_numpy(dtype=float)
     replayed = codes == RESULT_NAMES.index("unsure")
     return np.where(np.isnan(codes), recorded, replayed) | error
-
-
-def _read(con: Any, process: str | None, step: str | None, *, model=None, since=None, until=None):
-    params = [process, process, step, step, model, model, since, since, until, until]
-    scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
-        AND (? IS NULL OR c.model = ?) AND (?::TIMESTAMPTZ IS NULL OR c.checked_at >= ?)
-        AND (?::TIMESTAMPTZ IS NULL OR c.checked_at < ?)"""
-    # A step is enforced from its first pass or unsure verdict recorded with advisory: false
-    # (only an enforced check records those; a blocking fail alone may predate the switch).
-    enforced = f"""
-        WITH since AS (
-            SELECT process, step, min(checked_at) AS since FROM checks c
-            WHERE {scope} AND advisory IS NOT DISTINCT FROM false AND verdict IN ('pass', 'unsure')
-            GROUP BY ALL
-        )
-        SELECT c.*, (c.advisory IS NOT DISTINCT FROM false
-                     AND c.checked_at >= s.since) AS enforced
-        FROM checks c JOIN since s USING (process, step)
-        WHERE {scope}
-    """  # noqa: S608 - fixed text
-    checks = con.execute(
-        f"""
-        WITH steps AS ({enforced})
-        SELECT c.check_id, c.process, c.step, c.model, c.verdict, c.checked_at AS "at",
-               NOT c.enforced AND coalesce(c.advisory, true) AS advisory,
-               c.enforced,
-               coalesce(e.drawn, false) AS audited,
-               l.decision IN ('approved', 'completed') AS label
-        FROM steps c
-        LEFT JOIN check_labels l USING (check_id)
-        LEFT JOIN audit_eligible e USING (check_id)
-        ORDER BY c.checked_at NULLS LAST, c.check_id
-        """,  # noqa: S608 - fixed text
-        params * 2,  # the scope twice: the switch's time and the checks
-    ).df()
-    answers = con.execute(
-        f"""
-        WITH steps AS ({enforced})
-        SELECT a.check_id, a.position, a.ask, a.kind, a.p, a.name, a.level, a.confidence
-        FROM answers a JOIN steps c USING (check_id)
-        ORDER BY c.checked_at NULLS LAST, c.check_id, a.position
-        """,  # noqa: S608
-        params * 2,
-    ).df()
-    streams = con.execute(
-        f"""
-        SELECT c.process, c.step, c.model, c.verdict, c.checked_at AS "at", e.draw_id, e.position,
-               e.drawn, e.inclusion_p, e.band, d.rate AS design_rate, d.drawn_at,
-               CASE WHEN l.decision IS NULL THEN NULL
-                    ELSE l.decision IN ('approved', 'completed') END AS label,
-               l.made_at AS decided_at, coalesce(l.n_before, 0) AS n_before,
-               coalesce(l.conflict, false) AS conflict
-        FROM audit_eligible e
-        JOIN audit_draws d USING (draw_id)
-        JOIN checks c USING (check_id)
-        LEFT JOIN audit_labels l USING (check_id)
-        WHERE {scope}
-        ORDER BY e.draw_id, e.position
-        """,  # noqa: S608
-        params,
-    ).df()
-    checks["advisory"] = checks["advisory"].astype(bool)
-    checks["enforced"] = checks["enforced"].astype(bool)
-    checks["label"] = checks["label"].astype("boolean")
-    streams["label"] = streams["label"].astype(object).where(streams["label"].notna(), None)
-    return checks, answers, streams

@@ -64,8 +64,11 @@ def draw_command(
     audits because the store holds the draw. Prints the draw's design as JSON.
 
     The draw is stored and the CSV written together, or neither. A draw that
-    picks nothing (no eligible check, or none drawn at a small rate) stores
-    nothing, writes no CSV and uses no check up: an error, exit 2.
+    picks none of its eligible checks (a small rate) is stored too, with a CSV
+    of the header alone: its checks count as considered and not drawn, as the
+    monitor's weights need, and the next draw offers only newer checks (a
+    note on stderr says so). No eligible check: nothing stored, an error,
+    exit 2.
     """
     wanted = tuple(v.strip() for v in verdicts.split(",") if v.strip())
     # Before anything: a draw whose CSV cannot be written must not be stored; the design is
@@ -82,20 +85,21 @@ def draw_command(
     finally:
         con.close()
     if result.draw_id is None:
-        raise UsageError(empty_draw_reason(result))
+        raise UsageError(
+            f"no eligible checks: no {'/'.join(result.verdicts)} check recorded with advisory: "
+            "false since the switch that no earlier draw considered; nothing stored, no CSV written"
+        )
+    if result.n_drawn == 0:
+        typer.echo(empty_draw_note(result), err=True)
     echo_json({**result.to_dict(), "out": str(out)})
 
 
-def empty_draw_reason(result: audits.Draw) -> str:
-    """Why a draw picked nothing; nothing was stored or written."""
-    nothing = "nothing stored, no CSV written"
-    if result.n_eligible == 0:
-        return (
-            f"no eligible checks: no {'/'.join(result.verdicts)} check recorded with advisory: "
-            f"false since the switch that no earlier draw considered; {nothing}"
-        )
+def empty_draw_note(result: audits.Draw) -> str:
+    """What a stored draw that picked none of its eligible checks means."""
     return (
         f"the draw picked none of the {result.n_eligible} eligible checks (rate {result.rate:g}, "
-        f"{result.rate * result.n_eligible:.2g} expected); {nothing}, the checks stay eligible: "
-        "draw again with a larger --rate or --per-week"
+        f"{result.rate * result.n_eligible:.2g} expected): stored as draw {result.draw_id}, the "
+        "checks considered and not drawn (each enters the monitor's stream as an undrawn "
+        "check, z = 0, as sampling with the stored probability needs), the CSV holds no rows; "
+        "the next draw offers only checks recorded since"
     )

@@ -57,7 +57,9 @@ def monitor_command(
     signs, no certificate) or no_audits (with the audit rate needed). While
     drawn checks await a decision, the action says to record them first; for
     drawn checks whose decisions are all dated before the draw (no audits), it
-    says so and how to correct them.
+    says so and how to correct them. Each enforcement period (a second switch
+    after a return to advisory, or a process version with other thresholds) is
+    a test of its own; earlier periods are shown as history.
 
     Exit code 0 whatever the status; with --fail-on-alarm, 1 when any step is
     in alarm (the output is printed first, in either format).
@@ -94,7 +96,10 @@ def print_table(
         )
         typer.echo(terminal_safe(f"{s.process} / {s.step} · {s.model or '-'}: {status}"))
         since = f"{s.enforced_since:%Y-%m-%d}" if s.enforced_since else "-"
-        typer.echo(f"  enforced since {since}")
+        period = f" (enforcement period {s.period}, a test of its own)" if s.period > 1 else ""
+        typer.echo(f"  enforced since {since}{period}")
+        for e in s.earlier:
+            typer.echo(terminal_safe(f"  {earlier_line(e)}"))
         for name, m, limit in (
             ("false passes", s.false_pass, alpha),
             ("false fails", s.false_fail, beta),
@@ -135,3 +140,19 @@ def print_table(
             typer.echo("")
             for line in s.action.splitlines():
                 typer.echo(terminal_safe(f"  {line}"))
+
+
+def earlier_line(e: dict) -> str:
+    """One earlier enforcement period in words (history: it drives no status)."""
+    span = " to ".join(f"{e[k]:%Y-%m-%d}" if e[k] else "-" for k in ("since", "until"))
+    fp = e["false_pass"]
+    if e["alarm"]:
+        when = min(e[k]["alarm_at"] for k in ("false_pass", "false_fail")
+                   if k in e and e[k]["alarm_at"] is not None)  # fmt: skip
+        what = f"ALARM on {when:%Y-%m-%d}"
+    else:
+        what = "no alarm"
+    return (
+        f"earlier period {e['period']} ({span}, {e['model']}): {what}, {fp['bad']} of "
+        f"{fp['audited']} audited passes not acceptable; history, not today's status"
+    )

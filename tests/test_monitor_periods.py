@@ -1,0 +1,89 @@
+"""Enforcement periods: a return to advisory and a second switch, or other thresholds, start a new
+test; the earlier period's alarm stays as history and no longer drives the status."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from calibrate import audit
+from calibrate.analysis.monitor import monitor_store
+from calibrate.analysis.monitor_data import periods
+from calibrate.ingest import ingest
+from calibrate.simulate import simulate
+from calibrate.simulate_enforced import review_audit
+from calibrate.store import connect
+
+STEP = {"process": "invoice-matching", "step": "match_invoice"}
+
+
+def frame(rows):
+    """Checks of one step in time order: (day, verdict, advisory, enforced, signature)."""
+    df = pd.DataFrame(rows, columns=["day", "verdict", "advisory", "enforced", "signature"])
+    df["at"] = pd.Timestamp("2026-01-01", tz="UTC") + pd.to_timedelta(df.pop("day"), unit="D")
+    df["process"], df["step"] = "p", "s"
+    return df
+
+
+def test_periods_split_at_a_second_switch_and_at_other_thresholds_only():
+    e, a = (False, True), (True, False)  # (advisory, enforced)
+    rows = [
+        (0, "pass", *a, "v1"),
+        (1, "pass", *e, "v1"),
+        (1.5, "pass", *a, "v1"),  # a run still in flight: no return to advisory
+        (2, "fail", *e, "v1"),
+        (2.5, "pass", *e, "v1"),
+        (3, "pass", *a, "v1"),  # back to advisory ...
+        (5, "fail", *e, "v0"),  # a blocking fail in the advisory window begins nothing
+        (20, "pass", *e, "v1"),  # ... and a second switch: period 2
+        (21, "pass", *e, "v2"),  # other thresholds: period 3
+        (22, "fail", *e, "v2"),
+        (23, "unsure", *e, "v1"),
+    ]
+    period, current = periods(frame(rows))
+    assert period.tolist() == [0, 1, 0, 1, 1, 0, 1, 2, 3, 3, 2]
+    assert current.tolist() == [False] * 7 + [True, False, False, True]
+
+
+@pytest.fixture(scope="module")
+def reswitched(tmp_path_factory):
+    """Period 1: a shift and its alarm; back to advisory, re-certified, enforced again, no shift."""
+    root = tmp_path_factory.mktemp("reswitch")
+    a, b = root / "A", root / "B"
+    simulate(a, runs=2000, seed=1, enforce_weeks=12, shift_week=4, shift=0.8)
+    info = json.loads((a / ".truth" / "enforcement.json").read_text())
+    end_a = pd.Timestamp(info["enforced_from"]) + pd.Timedelta(weeks=info["weeks"], days=2)
+    simulate(b, runs=2000, seed=2, enforce_weeks=12, start=end_a.to_pydatetime())
+    info_b = json.loads((b / ".truth" / "enforcement.json").read_text())
+    con = connect(root / "s.duckdb")
+    ingest(con, [a])
+    when = (end_a - pd.Timedelta(days=1)).to_pydatetime()
+    audit.draw(con, **STEP, rate=0.5, seed=3, out=root / "a.csv", now=when)
+    review_audit(root / "a.csv", a / ".truth", root / "ra.csv")
+    ingest(con, [root / "ra.csv"])
+    (first,) = monitor_store(con).steps
+    ingest(con, [b])
+    when = (pd.Timestamp(info_b["enforced_from"]) + pd.Timedelta(weeks=13)).to_pydatetime()
+    audit.draw(con, **STEP, rate=0.5, seed=4, out=root / "b.csv", now=when)
+    review_audit(root / "b.csv", b / ".truth", root / "rb.csv")
+    ingest(con, [root / "rb.csv"])
+    yield con, first, info_b
+    con.close()
+
+
+def test_a_second_switch_is_a_new_test_with_the_old_alarm_as_history(reswitched):
+    con, first, info_b = reswitched
+    assert first.status == "alarm" and first.period == 1
+    (step,) = monitor_store(con).steps
+    # The old alarm no longer drives the status (it said alarm forever before).
+    assert step.status != "alarm" and step.period == 2
+    assert step.false_pass.alarm_at is None and step.false_pass.audited > 100
+    assert step.enforced_since >= pd.Timestamp(info_b["enforced_from"])
+    (old,) = step.earlier
+    assert old["period"] == 1 and old["alarm"]
+    assert old["false_pass"]["alarm_at"] == first.false_pass.alarm_at
+    assert old["false_pass"]["audited"] == first.false_pass.audited
+    doc = step.to_dict()
+    assert doc["period"] == 2 and doc["earlier_periods"][0]["alarm"] is True
