@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
@@ -250,3 +250,31 @@ def test_readiness_and_approvers_read_the_certification_sample(tmp_path, export)
     appr = agreement_mod.approvers(submissions(con, Filters(**STEP)))
     assert "audit-reviewer" not in set(appr["approver"].astype(str))
     con.close()
+
+
+def test_a_window_holding_only_audits_of_the_enforced_check_is_searched_without_a_crash(
+    tmp_path, export
+):
+    """`report --since` a date after the switch: every labeled check in the window is an audit, which
+    the certification leaves out; the search says nothing is certified (it raised IndexError)."""
+    from calibrate.analysis.thresholds import suggest_from_store
+    from calibrate.dataset import Filters
+
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    audit.write_csv(result, tmp_path / "audit.csv")
+    filled = tmp_path / "filled.csv"
+    review_audit(tmp_path / "audit.csv", export / ".truth", filled)
+    ingest(con, [filled])
+    # After the last labeled check that is no audit (an escalation, a fail): only audits are labeled.
+    (last,) = con.execute(
+        'SELECT max("at") FROM labeled WHERE process = ? AND step = ? AND label IS NOT NULL'
+        " AND (advisory OR verdict <> 'pass')",
+        [STEP["process"], STEP["step"]],
+    ).fetchone()
+    since = (last + timedelta(seconds=1)).isoformat()
+    (step,) = suggest_from_store(con, Filters(**STEP, since=since)).steps
+    con.close()
+    assert step.status == "insufficient_data" and step.certified is None
+    assert step.left_out["audits"] > 0

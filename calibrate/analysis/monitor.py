@@ -383,11 +383,12 @@ def monitor_store(
     model : str, optional
         Only this evaluator model's checks.
     since, until : datetime, optional
-        The report's window (as :class:`calibrate.dataset.Filters` keeps it), for display
-        only: each e-process path keeps its points in the window. The tests, the status and
-        every count run over the whole stream from the switch whatever the window, so that a
-        report run every week over the last weeks extends one test instead of starting a new
-        one each time, and an alarm raised before the window still stands.
+        The report's window (as :class:`calibrate.dataset.Filters` keeps it). ``until`` reads
+        the monitor as it stood then: only checks recorded before it (an e-process read at a
+        time fixed in advance keeps its level). ``since`` is for display only: each e-process
+        path keeps its points from it on, while the tests, the status and every count run from
+        the switch, so that a report run every week over the last weeks extends one test
+        instead of starting a new one each time, and an alarm raised before the window stands.
     alpha, beta, delta : float
         The limits the check was certified for and the monitor's level.
     plan_weeks : int, default=8
@@ -415,7 +416,7 @@ def monitor_store(
         if reason is not None:
             raise UsageError(reason)
 
-    checks, answers, streams = read_frames(con, process, step, model=model)
+    checks, answers, streams = read_frames(con, process, step, model=model, until=until)
     every = checks[checks["enforced"]]
     earlier = _earlier_periods(every[~every["current"]], streams, alpha=alpha, beta=beta,
                                delta=delta)  # fmt: skip
@@ -453,8 +454,8 @@ def monitor_store(
             plan_weeks=plan_weeks,
         )
         out.append(replace(step_monitor, period=period, earlier=earlier.get((proc, stp), ())))
-    if since is not None or until is not None:
-        out = [_windowed(s, since, until) for s in out]
+    if since is not None:
+        out = [_windowed(s, since) for s in out]
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
 
 
@@ -511,18 +512,13 @@ def _earlier_periods(
     return {k: tuple(v) for k, v in out.items()}
 
 
-def _windowed(s: StepMonitor, since: datetime | None, until: datetime | None) -> StepMonitor:
-    """``s`` with its e-process paths cut to the window; nothing else changes."""
+def _windowed(s: StepMonitor, since: datetime) -> StepMonitor:
+    """``s`` with its e-process paths shown from ``since`` on; nothing else changes."""
 
     def cut(m: RateMonitor | None) -> RateMonitor | None:
         if m is None or m.path.empty:
             return m
-        at = pd.to_datetime(m.path["at"], utc=True)
-        keep = np.ones(len(at), dtype=bool)
-        if since is not None:
-            keep &= (at >= pd.Timestamp(since)).to_numpy()
-        if until is not None:
-            keep &= (at < pd.Timestamp(until)).to_numpy()
+        keep = (pd.to_datetime(m.path["at"], utc=True) >= pd.Timestamp(since)).to_numpy()
         return replace(m, path=m.path[keep].reset_index(drop=True))
 
     return replace(s, false_pass=cut(s.false_pass), false_fail=cut(s.false_fail))

@@ -43,8 +43,9 @@ _SIGNATURE = """
 
 
 def read_frames(
-    con: Any, process: str | None, step: str | None, *, model: str | None = None
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    con: Any, process: str | None, step: str | None, *, model: str | None = None,
+    until: Any = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """The monitor's frames: checks (with ``period``), their answers, and the audit streams.
 
     Parameters
@@ -54,6 +55,10 @@ def read_frames(
     model : str, optional
         Only this evaluator model's checks (:data:`UNKNOWN_MODEL` for those recorded
         without one).
+    until : datetime, optional
+        Only checks recorded before it: the monitor as it stood then (an e-process read at a
+        time fixed in advance keeps its level). There is no ``since``: a test started at a
+        later time would be a new test at every report.
 
     Returns
     -------
@@ -66,12 +71,13 @@ def read_frames(
     streams : DataFrame
         Every check an audit draw considered, in draw order, with its ``period``.
     """
-    # No time window: the tests run over the whole stream from the switch (monitor_store).
+    # The tests run over the whole stream from the switch, up to `until` (monitor_store).
     # A check recorded without a model is UNKNOWN_MODEL here, as in step_data: NULL would fall
     # out of the model's group (NULL = NULL is not true) and its audits with it.
-    params = [process, process, step, step, model, UNKNOWN_MODEL, model]
+    params = [process, process, step, step, model, UNKNOWN_MODEL, model, until, until]
     scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
-        AND (? IS NULL OR coalesce(c.model, ?) = ?)"""
+        AND (? IS NULL OR coalesce(c.model, ?) = ?)
+        AND (?::TIMESTAMPTZ IS NULL OR c.checked_at < ?)"""
     # A step is enforced from its first pass or unsure verdict recorded with advisory: false
     # (only an enforced check records those; a blocking fail alone may predate the switch).
     enforced = f"""

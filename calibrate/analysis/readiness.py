@@ -203,8 +203,8 @@ def assess_store(
         store = (row[0] if row else None) or ":memory:"
     filters = filters or Filters()
     settings = question_settings(con)
-    # The same names as the rest of the report (--model); the window (--since/--until) only cuts
-    # the e-process paths shown: the tests run over the whole stream from the switch.
+    # The same names as the rest of the report (--model). --until reads the monitor as it stood
+    # then; --since only cuts the e-process paths shown: the tests run from the switch.
     since = monitor_store(
         con, process=filters.process, step=filters.step, alpha=opts.alpha, beta=opts.beta,
         delta=opts.delta, plan_weeks=opts.audit_weeks, model=filters.model,
@@ -245,11 +245,11 @@ def assess_store(
         steps[-1].left_out["audits_after_switch"] = int((searched or {}).get("audits", 0))
         if tv.note:
             notes.append(f"{inp.process}/{inp.step}: {tv.note}")
-    if (filters.since is not None or filters.until is not None) and since.steps:
+    if filters.since is not None and since.steps:
         notes.append(
             "Since the switch: the monitor's tests, status and counts run over every audit "
-            "since the switch whatever --since/--until (a window would restart the test at each "
-            "report); the window only cuts the e-value path shown."
+            "since the switch whatever --since (a window would restart the test at each "
+            "report); --since only cuts the e-value path shown."
         )
     steps.sort(key=lambda r: r.sort_key)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")

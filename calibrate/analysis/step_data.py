@@ -337,8 +337,12 @@ def step_data(
     n = cid.size
     # Rows of the kept checks renumbered; -1 for the left-out ones.
     renumber = np.where(other_wording, -1, np.cumsum(~other_wording) - 1)
+    # With no labeled check kept (a window holding only audits of the enforced check), no row
+    # matches: every answer stays -1.
     rows_of = (
-        np.where(rows_of >= 0, renumber[np.maximum(rows_of, 0)], -1) if rows_of.size else rows_of
+        np.where(rows_of >= 0, renumber[np.maximum(rows_of, 0)], -1)
+        if rows_of.size and renumber.size
+        else np.full(rows_of.shape, -1, np.intp)
     )
 
     answer_cols: list[np.ndarray] = []
