@@ -35,6 +35,18 @@ def decisions_csv(path, rows, decision, at):
                              "someone", at, ""])  # fmt: skip
 
 
+def reviewed_draw(tmp_path, export):
+    """A store of the export with half the enforced passes drawn and the draw reviewed."""
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
+    audit.write_csv(result, tmp_path / "audit.csv")
+    filled = tmp_path / "filled.csv"
+    review_audit(tmp_path / "audit.csv", export / ".truth", filled)
+    ingest(con, [filled])
+    return con, result
+
+
 def false_passes(con):
     (step,) = [s for s in monitor_store(con).steps if s.process == STEP["process"]]
     return step.false_pass
@@ -141,13 +153,7 @@ def test_certification_leaves_audit_labels_out_unless_every_decision_is_kept(tmp
     from calibrate.analysis.thresholds import suggest_from_store
     from calibrate.dataset import Filters
 
-    con = connect(tmp_path / "s.duckdb")
-    ingest(con, [export])
-    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
-    audit.write_csv(result, tmp_path / "audit.csv")
-    filled = tmp_path / "filled.csv"
-    review_audit(tmp_path / "audit.csv", export / ".truth", filled)
-    ingest(con, [filled])
+    con, result = reviewed_draw(tmp_path, export)
     (default,) = suggest_from_store(con, Filters(**STEP)).steps
     (kept,) = suggest_from_store(con, Filters(**STEP, escalations=True)).steps
     con.close()
@@ -260,13 +266,7 @@ def test_a_window_holding_only_audits_of_the_enforced_check_is_searched_without_
     from calibrate.analysis.thresholds import suggest_from_store
     from calibrate.dataset import Filters
 
-    con = connect(tmp_path / "s.duckdb")
-    ingest(con, [export])
-    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=DRAWN_AT)
-    audit.write_csv(result, tmp_path / "audit.csv")
-    filled = tmp_path / "filled.csv"
-    review_audit(tmp_path / "audit.csv", export / ".truth", filled)
-    ingest(con, [filled])
+    con, result = reviewed_draw(tmp_path, export)
     # After the last labeled check that is no audit (an escalation, a fail): only audits are labeled.
     (last,) = con.execute(
         'SELECT max("at") FROM labeled WHERE process = ? AND step = ? AND label IS NOT NULL'
