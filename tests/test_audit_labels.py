@@ -161,6 +161,23 @@ def test_certification_leaves_audit_labels_out_unless_every_decision_is_kept(tmp
     assert any("decisions after the switch left out (audit draws)" in n for n in default.notes)
     assert kept.left_out["audits"] == 0
     assert kept.n_labeled > default.n_labeled + result.n_drawn - 1
+    # Kept, they are no random sample of the submissions: nothing is certified or suggested on
+    # them (an outside review: --with-escalations read READY with certified bounds).
+    assert kept.status == "selected_sample" and kept.certified is None and kept.suggested is None
+    assert any("run without --with-escalations" in n for n in kept.notes)
+
+
+def test_readiness_on_labels_the_enforced_check_selected_is_never_ready(tmp_path, export):
+    from calibrate.analysis import readiness as rd
+    from calibrate.dataset import Filters
+
+    con, _ = reviewed_draw(tmp_path, export)
+    report = rd.assess_store(con, Filters(**STEP, escalations=True), store="s", n_boot=20)
+    con.close()
+    (step,) = report.steps
+    assert step.thresholds.status == "selected_sample" and step.decision != "READY"
+    assert step.needed_labels is None
+    assert any("--with-escalations" in r for r in step.reasons)
 
 
 def test_a_date_alone_on_the_draws_day_is_an_audit_and_an_earlier_one_is_named(tmp_path, export):

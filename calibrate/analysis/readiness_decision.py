@@ -166,7 +166,13 @@ def _decide(
             for c in bounds
             if _num(tv.best_bounds.get(c.name)) is not None
         ]
-        if bounds and tv.status != "ok":
+        if bounds and tv.status == "selected_sample":
+            reasons.append(
+                "Nothing can be certified on these labels: they include checks decided after the "
+                "switch (kept by --with-escalations), which the enforced check chose for a "
+                "person. Run without --with-escalations."
+            )
+        elif bounds and tv.status != "ok":
             line = f"Nothing can be certified yet ({tv.status.replace('_', ' ')})"
             if lowest:
                 best = " and ".join(
@@ -183,7 +189,7 @@ def _decide(
         evidence = _evidence_reason(
             point, opts=opts, best_cov=best_cov, right_way=right_way, best_n=best_n
         )
-        if evidence:
+        if evidence and tv.status != "selected_sample":  # a selected sample shows no direction
             reasons.append(evidence)
         return "NOT_YET", reasons
     fp = next(c for c in criteria if c.name == "false_pass_upper")

@@ -55,6 +55,11 @@ class StepData:
     left_out : dict
         Labeled checks not used: ``other_models``, ``other_wording``.
     notes : list of str
+    enforced_labels : int
+        Labeled checks recorded with ``advisory: false`` that were kept (only with
+        ``keep_after_switch``): the enforced check chose which of them a person saw (an
+        escalation, or a draw among its passes), so they are no random sample of the
+        submissions and nothing can be certified on them.
     """
 
     process: str
@@ -71,6 +76,7 @@ class StepData:
     n_incomplete: int = 0
     left_out: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    enforced_labels: int = 0
     # What the search derives from the data alone (split, layout, replays), shared by the searches
     # of one step at several alphas (the trade-off); a subset starts with an empty one.
     cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -414,6 +420,7 @@ def step_data(
                 f"{checks} had conflicting decisions; the latest counts (a drawn check: the first "
                 "after its draw)"
             )
+    enforced_labels = 0
     if "advisory" in mine and n:
         is_enforced = ~mine["advisory"].fillna(True).astype(bool).to_numpy()
         drawn = (
@@ -422,6 +429,7 @@ def step_data(
             else np.zeros(len(mine), bool)
         )
         enforced, selected = int(is_enforced.sum()), int((is_enforced & ~drawn).sum())
+        enforced_labels = enforced
         if selected:
             # Kept by --with-escalations: the enforced check chose which of these a person saw.
             notes.append(
@@ -449,6 +457,7 @@ def step_data(
         n_incomplete=n_incomplete,
         left_out=left_out,
         notes=notes,
+        enforced_labels=enforced_labels,
     )
 
 

@@ -468,7 +468,12 @@ def assess_step(
     # The search's own estimate found no total of labels that would certify a useful check:
     # more labels would not help (unless there are too few to judge at all).
     no_total = tv.status == "insufficient_data" and tv.needed is not None and tv.needed.more is None
-    poor = plenty and (tv.status == "unattainable" or not right_way or no_total)
+    # A sample the enforced check selected (--with-escalations) shows nothing either way.
+    poor = (
+        plenty
+        and tv.status != "selected_sample"
+        and (tv.status == "unattainable" or not right_way or no_total)
+    )
 
     # Labels needed: the search's own estimate (it reruns the search on resampled data); without
     # one, what both bounds need to reach their limits at the observed rates.
@@ -494,6 +499,8 @@ def assess_step(
     if not plenty:
         # Too thin to judge: at least the floor, more if the bound needs it.
         needed = max(needed or 0, opts.min_labels - n_labeled)
+    if tv.status == "selected_sample":
+        needed = None  # more labels of a sample the check selected would not make it random
 
     criteria = _criteria(
         opts=opts, n_labeled=n_labeled, tv=tv, fp_upper=fp_upper, ff_upper=ff_upper,

@@ -23,7 +23,7 @@ class ThresholdView:
 
     Attributes
     ----------
-    status : {"ok", "unattainable", "insufficient_data"}
+    status : {"ok", "unattainable", "insufficient_data", "selected_sample"}
     check : list of dict
         The suggested questions in check-1's keys plus ``kind`` (QUESTION).
     certified : dict or None

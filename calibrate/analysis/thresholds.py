@@ -170,7 +170,7 @@ FIXED_ONLY_BELOW = 250
 #: paths beside the learned path (each at half of delta); from here the learned path runs alone.
 LEARNED_ONLY_FROM = 1000
 #: Statuses of a step's search.
-STATUSES = ("ok", "insufficient_data", "unattainable")
+STATUSES = ("ok", "insufficient_data", "unattainable", "selected_sample")
 
 
 # --------------------------------------------------------------------------- validation
@@ -199,7 +199,9 @@ class StepThresholds:
     Attributes
     ----------
     process, step, model : str
-    status : {"ok", "insufficient_data", "unattainable"}
+    status : {"ok", "insufficient_data", "unattainable", "selected_sample"}
+        ``"selected_sample"``: the labels include checks decided after the switch (kept by
+        ``--with-escalations``), which the enforced check selected: nothing is certified.
     alpha, delta, beta : float
     method : str
         ``"fixed_sequence"`` (one yes/no question, all labels certify),
@@ -574,6 +576,16 @@ def find_thresholds(
             rows = pd.concat([fixed_rows, reference], ignore_index=True)
         worse = _measurably_worse(rows, alpha=alpha, beta=beta, delta=delta, sides=sides)
         status = "unattainable" if worse else "insufficient_data"
+    if data.enforced_labels:
+        # Labels kept from after the switch (--with-escalations): the enforced check chose which
+        # submissions a person saw, so no test on them is exact. Nothing is certified or suggested.
+        status, certified, suggested = "selected_sample", None, None
+        notes.append(
+            f"{data.enforced_labels} labeled checks were decided after the switch (kept by "
+            "--with-escalations): the enforced check chose which of them a person saw, so they "
+            "are no random sample of the submissions and nothing is certified on them; run "
+            "without --with-escalations for a certificate"
+        )
     expected = replay_cached(suggested, data) if suggested is not None else current_rates
     best_bounds = {**_best_bounds(candidates), "confidence": 1 - delta}
     return StepThresholds(

@@ -116,8 +116,9 @@ EscalationsOption = Annotated[
     bool,
     typer.Option(
         "--with-escalations",
-        help="Also learn from escalations decided after the switch (advisory: false): a biased "
-        "sample, left out by default.",
+        help="Also read the decisions made after the switch (advisory: false): a sample the "
+        "enforced check selected, left out by default; with it nothing is certified (status "
+        "selected_sample).",
     ),
 ]
 

@@ -209,6 +209,11 @@ def _status_sentence(s: lib.StepThresholds) -> str:
             return f"nothing certified: {need.sentence()} ({best}, not a certificate)"
         more = need.sentence() if need is not None else "more labels needed"
         return f"nothing certified: too few labels; {more} ({best}, not a certificate)"
+    if s.status == "selected_sample":
+        return (
+            "nothing certified: the labels include checks decided after the switch, which the "
+            f"enforced check selected; run without --with-escalations ({best}, not a certificate)"
+        )
     return (
         f"nothing certified: no thresholds reach false passes <= {_pct(s.alpha)} and false fails "
         f"<= {_pct(s.beta)} however many labels ({best}, not a certificate)"
