@@ -525,6 +525,10 @@ def test_records_have_issue_keys_and_are_strict_json():
             assert set(cell) == {"acceptable", "not_acceptable"}
     first = records[0]
     assert sum(sum(c.values()) for c in first["counts"].values()) == first["n"]
+    # Every rate with its numerator and denominator (the unsure and error rates are of all checks).
+    for rec in records:
+        for rate, k in (("unsure_rate", "n_unsure"), ("error_rate", "n_error")):
+            assert rec[rate] == pytest.approx(rec[k] / rec["n_checks"])
     assert (
         len(first["kappa_ci"]) == 2 and first["kappa_ci"][0] < first["kappa"] < first["kappa_ci"][1]
     )

@@ -74,14 +74,28 @@ def test_json_has_the_issue_schema(store):
         "confidence",
     }
     assert main["certified"]["confidence"] == pytest.approx(0.9)
-    assert set(main["expected"]) == {"auto_pass", "auto_fail", "unsure"}
-    assert set(main["current"]) == {
-        "false_pass_rate",
-        "false_fail_rate",
-        "auto_pass",
-        "auto_fail",
-        "unsure",
-    }
+    # Every rate with its counts (docs/formats.md: a denominator beside every rate).
+    counts = {"n", "n_pass", "n_fail"}
+    assert set(main["expected"]) == {"auto_pass", "auto_fail", "unsure"} | counts
+    assert (
+        set(main["current"])
+        == {
+            "false_pass_rate",
+            "k_false_pass",
+            "false_fail_rate",
+            "k_false_fail",
+            "auto_pass",
+            "auto_fail",
+            "unsure",
+        }
+        | counts
+    )
+    cur = main["current"]
+    assert (
+        cur["false_pass_rate"] is None
+        or cur["false_pass_rate"] == cur["k_false_pass"] / cur["n_pass"]
+    )
+    assert main["expected"]["auto_pass"] == main["expected"]["n_pass"] / main["expected"]["n"]
     (q,) = main["check"]
     assert q["ask"] == YES_NO.ask and q["kind"] == "yes_no" and 0 < q["pass"] <= 1
     # The few labels of the hostile step are not enough, and it says how many would be.

@@ -311,3 +311,28 @@ def test_unattainable_is_judged_on_the_fixed_paths_too(monkeypatch):
         search_fraction=r.settings["search_fraction"], seed=0,
     )  # fmt: skip
     assert len(seen[0]) == len(fixed) + len(reference)
+
+
+def test_a_measured_coverage_below_the_floor_is_not_called_unmeasurable():
+    """A black-box run read "Coverage cannot be measured yet (27.8% (111 of 400 ...) expected ...)":
+    the reason says it cannot be measured and gives the measurement."""
+    from calibrate.analysis.drift import Drift
+    from calibrate.analysis.readiness_decision import Criterion, _decide
+    from calibrate.analysis.step_evidence import ModelChange
+
+    tv = rd.ThresholdView("insufficient_data", [], None, {}, {}, n_labeled=400)
+    detail = "27.8% (111 of 400; 95% CI 23.6%–32.3%) expected under the current thresholds"
+    measured = Criterion("coverage", 111 / 400, 0.5, False, "NOT_YET", "share decided", detail)
+    unmeasured = replace(measured, value=None, detail="no thresholds to measure")
+    kw = dict(change=ModelChange("m", (), None, None, False), drift=Drift(None, ()), tv=tv,
+              poor=False, point=None, opts=ReadinessOptions())  # fmt: skip
+    bounds = [
+        Criterion(n, 0.05, 0.1, True, "NOT_YET", n)
+        for n in ("false_pass_upper", "false_fail_upper")
+    ] + [Criterion("labeled_submissions", 400, 100, True, "NOT_YET", "labeled")]
+    decision, reasons = _decide([*bounds, measured], **kw)
+    assert decision == "NOT_YET"
+    assert not any("cannot be measured" in r for r in reasons)
+    assert any(detail in r and "at least 50%" in r for r in reasons)
+    _, reasons = _decide([*bounds, unmeasured], **kw)
+    assert any("cannot be measured" in r for r in reasons)

@@ -276,14 +276,28 @@ def test_store_search_end_to_end(store_con):
         "never_fails",
         "confidence",
     }
-    assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"}
-    assert set(doc["current"]) == {
-        "false_pass_rate",
-        "false_fail_rate",
-        "auto_pass",
-        "auto_fail",
-        "unsure",
-    }
+    # Every rate with its counts (docs/formats.md: a denominator beside every rate).
+    counts = {"n", "n_pass", "n_fail"}
+    assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"} | counts
+    assert (
+        set(doc["current"])
+        == {
+            "false_pass_rate",
+            "k_false_pass",
+            "false_fail_rate",
+            "k_false_fail",
+            "auto_pass",
+            "auto_fail",
+            "unsure",
+        }
+        | counts
+    )
+    cur = doc["current"]
+    assert (
+        cur["false_pass_rate"] is None
+        or cur["false_pass_rate"] == cur["k_false_pass"] / cur["n_pass"]
+    )
+    assert doc["expected"]["auto_pass"] == doc["expected"]["n_pass"] / doc["expected"]["n"]
     assert doc["check"][0]["kind"] == "yes_no" and set(doc["check"][0]) == {
         "ask",
         "kind",
@@ -291,7 +305,7 @@ def test_store_search_end_to_end(store_con):
         "fail",
     }
     json.dumps(report.to_dict(), allow_nan=False)
-    assert math.isclose(sum(doc["expected"].values()), 1.0)
+    assert math.isclose(sum(doc["expected"][k] for k in ("auto_pass", "auto_fail", "unsure")), 1.0)
 
 
 # --------------------------------------------------------------------------- the rule, replayed

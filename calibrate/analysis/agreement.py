@@ -954,8 +954,9 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
     ``agree_ci``, ``kappa``, ``kappa_ci`` and ``kappa_reason``,
     ``false_pass_rate``/``false_pass_ci``, ``false_fail_rate``/``false_fail_ci``,
     ``unsure_rate``/``unsure_ci``, ``tpr``/``tpr_ci``, ``tnr``/``tnr_ci``,
-    ``error_rate``/``error_ci``, the denominators (``n_decided``, ``n_pass``,
-    ``n_fail``, ``n_acceptable``, ``n_not_acceptable``), ``conflicts``,
+    ``error_rate``/``error_ci``, the counts behind them (``n_decided``,
+    ``n_pass``, ``n_fail``, ``n_unsure``, ``n_error`` of all ``n_checks``,
+    ``n_acceptable``, ``n_not_acceptable``), ``conflicts``,
     ``n_models``, ``counts`` = ``{"pass": {"acceptable": a,
     "not_acceptable": b}, "fail": ..., "unsure": ..., "error": ...}``,
     ``note`` and ``interval_method``. Missing values are ``None``.
@@ -964,8 +965,8 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
     records = []
     for row in df.to_dict("records"):
         rec: dict = {k: _plain(row[k]) for k in keys}
-        for col in ("n", "n_checks", "n_decided", "n_pass", "n_fail", "n_acceptable",
-                    "n_not_acceptable", "conflicts", "n_models"):  # fmt: skip
+        for col in ("n", "n_checks", "n_decided", "n_pass", "n_fail", "n_unsure", "n_error",
+                    "n_acceptable", "n_not_acceptable", "conflicts", "n_models"):  # fmt: skip
             rec[col] = int(row[col])
         for name, rate in (("agree", "agree"), ("kappa", "kappa"), ("false_pass", "false_pass_rate"),
                            ("false_fail", "false_fail_rate"), ("unsure", "unsure_rate"),

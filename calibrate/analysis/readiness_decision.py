@@ -151,8 +151,13 @@ def _decide(
                 else:
                     v, lim = pct_against(c.value, limit, ">")
                     reasons.append(f"The certified {what} bound is {v}, above {lim}.")
-            elif c.name == "coverage":
+            elif c.name == "coverage" and c.value is None:
                 reasons.append(f"Coverage cannot be measured yet ({c.detail}).")
+            elif c.name == "coverage":
+                reasons.append(
+                    f"Decided without a person: {c.detail}; at least {limit_pct(c.limit)} is "
+                    "required."
+                )
             elif c.name in ("error_rate", "truncation_rate"):
                 what = "error verdicts" if c.name == "error_rate" else "truncations"
                 reasons.append(f"Too few checks to judge the share of {what} yet: {c.detail}.")

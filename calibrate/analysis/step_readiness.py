@@ -460,6 +460,9 @@ def assess_step(
     best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
     # The denominators the shares are of, so that no figure goes without its n.
     cov_n = int(tv.n_labeled or n_labeled)
+    if coverage is not None and cov_n:
+        # The share as the count its text shows (111 of 400 is 27.8%, not a float sum's 27.7%).
+        coverage = round(coverage * cov_n) / cov_n
     best_n = coverage_denominator(tv.raw)
     if best_cov is not None:
         right_way = best_cov >= opts.min_coverage

@@ -299,17 +299,16 @@ class StepThresholds:
         of :meth:`NeededLabels.to_dict`, or ``null``) and ``note``, which the
         readiness assessment reads.
         """
-        shares = self.expected.shares() if self.expected is not None else _null_shares()
+        # Every rate with its counts: a share of ``n``, a false-pass rate of ``n_pass``, ...
+        shares = _counted_shares(self.expected)
         cur = self.current_rates
-        current = (
-            {
-                "false_pass_rate": cur.false_pass_rate,
-                "false_fail_rate": cur.false_fail_rate,
-                **cur.shares(),
-            }
-            if cur is not None
-            else {"false_pass_rate": None, "false_fail_rate": None, **_null_shares()}
-        )
+        current = {
+            "false_pass_rate": cur.false_pass_rate if cur is not None else None,
+            "k_false_pass": cur.false_pass if cur is not None else None,
+            "false_fail_rate": cur.false_fail_rate if cur is not None else None,
+            "k_false_fail": cur.false_fail if cur is not None else None,
+            **_counted_shares(cur),
+        }
         needed = (
             self.needed_labels.to_dict()
             if self.needed_labels is not None and self.status == "insufficient_data"
@@ -352,8 +351,11 @@ class StepThresholds:
         )
 
 
-def _null_shares() -> dict[str, None]:
-    return {"auto_pass": None, "auto_fail": None, "unsure": None}
+def _counted_shares(rates: Rates | None) -> dict[str, float | int | None]:
+    """Shares of the labeled checks with their counts (``n``, ``n_pass``, ``n_fail``)."""
+    if rates is None:
+        return dict.fromkeys(("auto_pass", "auto_fail", "unsure", "n", "n_pass", "n_fail"))
+    return {**rates.shares(), "n": rates.n, "n_pass": rates.n_pass, "n_fail": rates.n_fail}
 
 
 def find_thresholds(
