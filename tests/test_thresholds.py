@@ -79,6 +79,38 @@ RUBRIC = Question(
 NAMES = np.array(["states", "hedges", "unclear"], dtype=object)
 
 
+def assert_certified_step_json(doc: dict) -> None:
+    """A certified step's JSON: the certificate's keys, and every rate with its counts."""
+    assert set(doc["certified"]) == {
+        "false_pass_upper",
+        "false_fail_upper",
+        "never_fails",
+        "confidence",
+    }
+    # Every rate with its counts (docs/formats.md: a denominator beside every rate).
+    counts = {"n", "n_pass", "n_fail"}
+    assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"} | counts
+    assert (
+        set(doc["current"])
+        == {
+            "false_pass_rate",
+            "k_false_pass",
+            "false_fail_rate",
+            "k_false_fail",
+            "auto_pass",
+            "auto_fail",
+            "unsure",
+        }
+        | counts
+    )
+    cur = doc["current"]
+    assert (
+        cur["false_pass_rate"] is None
+        or cur["false_pass_rate"] == cur["k_false_pass"] / cur["n_pass"]
+    )
+    assert doc["expected"]["auto_pass"] == doc["expected"]["n_pass"] / doc["expected"]["n"]
+
+
 def step_data_of(qs, answer, confidence, acceptable, forced=None) -> th.StepData:
     n = acceptable.size
     return th.StepData(
@@ -270,34 +302,7 @@ def test_store_search_end_to_end(store_con):
     assert set(doc) == {"process", "step", "model", "n_labeled", "status", "check", "certified",
                         "best_bounds", "expected", "current", "needed_labels", "note",
                         "left_out"}  # fmt: skip
-    assert set(doc["certified"]) == {
-        "false_pass_upper",
-        "false_fail_upper",
-        "never_fails",
-        "confidence",
-    }
-    # Every rate with its counts (docs/formats.md: a denominator beside every rate).
-    counts = {"n", "n_pass", "n_fail"}
-    assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"} | counts
-    assert (
-        set(doc["current"])
-        == {
-            "false_pass_rate",
-            "k_false_pass",
-            "false_fail_rate",
-            "k_false_fail",
-            "auto_pass",
-            "auto_fail",
-            "unsure",
-        }
-        | counts
-    )
-    cur = doc["current"]
-    assert (
-        cur["false_pass_rate"] is None
-        or cur["false_pass_rate"] == cur["k_false_pass"] / cur["n_pass"]
-    )
-    assert doc["expected"]["auto_pass"] == doc["expected"]["n_pass"] / doc["expected"]["n"]
+    assert_certified_step_json(doc)
     assert doc["check"][0]["kind"] == "yes_no" and set(doc["check"][0]) == {
         "ask",
         "kind",
