@@ -112,7 +112,9 @@ def test_unattainable_when_no_total_up_to_the_cap_helps():
     # Deciding 99% alone is beyond what the data show (the screen, no resampling) ...
     est = nd.estimate_needed(data, alpha=0.02, delta=DELTA, beta=BETA, result=res, share=0.99)
     assert est.status == "unattainable" and est.total is None and est.more is None
-    assert est.sentence().startswith("no total up to 1,000,000 labels")
+    assert est.sentence().startswith(
+        "no total up to 30,000 labels"
+    )  # 100 x the 300 labels: the cap
     # ... and by resampling up to a cap.
     capped = nd.estimate_needed(
         data, alpha=0.02, delta=DELTA, beta=BETA, share=0.99, max_labels=1200

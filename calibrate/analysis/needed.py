@@ -343,7 +343,11 @@ def estimate_needed(
     need = math.ceil(probability * resamples - 1e-9)
     base = dict(n_labeled=n, probability=probability, resamples=resamples, share=share,
                 max_labels=max_labels)  # fmt: skip
-    none = NeededLabels("unattainable", total=None, certified=0, **base)  # type: ignore[arg-type]
+    # Beyond a hundred times today's labels a resample says little about the step: the cap, the
+    # same in every "no total up to ..." said of this step.
+    cap = int(min(max_labels, CAP_FACTOR * n))
+    none = NeededLabels("unattainable", total=None, certified=0,
+                        **{**base, "max_labels": cap})  # type: ignore[arg-type]  # fmt: skip
     if result is not None:
         best = best_observed_coverage(result, alpha=alpha, beta=beta)
         if best is not None and best < share:
@@ -380,12 +384,8 @@ def estimate_needed(
         rng = np.random.default_rng([seed, 19, m])
         return sum(succeeds(rng, m) for _ in range(resamples))
 
-    # Beyond a hundred times today's labels a resample says little about the step: the cap. At
-    # the cap a resample's search is nearly decided by today's rates: one that fails there ends
-    # the estimate at the cost of one search.
-    cap = int(min(max_labels, CAP_FACTOR * n))
-    none = NeededLabels("unattainable", total=None, certified=0,
-                        **{**base, "max_labels": cap})  # type: ignore[arg-type]  # fmt: skip
+    # At the cap a resample's search is nearly decided by today's rates: one that fails there
+    # ends the estimate at the cost of one search.
     if cap <= n or not _screen(data, cap, seed=seed, alpha=alpha, delta=delta, beta=beta,
                                share=share, search=search):  # fmt: skip
         return none
