@@ -87,3 +87,18 @@ def test_a_second_switch_is_a_new_test_with_the_old_alarm_as_history(reswitched)
     assert old["false_pass"]["audited"] == first.false_pass.audited
     doc = step.to_dict()
     assert doc["period"] == 2 and doc["earlier_periods"][0]["alarm"] is True
+
+
+def test_the_report_shows_the_period_and_the_earlier_alarm_as_history(reswitched, tmp_path):
+    from calibrate.analysis import readiness as rd
+    from calibrate.report import render
+
+    con, first, _ = reswitched
+    report = rd.assess_store(con, store="s", n_boot=20)
+    render.write_report(report, tmp_path, formats="md,html")
+    for name in ("report.md", "report.html"):
+        # The line holds record text (the model), escaped: Markdown's backslashes read away.
+        text = (tmp_path / name).read_text(encoding="utf-8").replace("\\", "")
+        assert "enforcement period 2, a test of its own" in text
+        assert f"ALARM on {first.false_pass.alarm_at:%Y-%m-%d}" in text
+        assert "history, not today" in text

@@ -512,6 +512,22 @@ def _earlier_periods(
     return {k: tuple(v) for k, v in out.items()}
 
 
+def earlier_period_text(e: dict[str, Any]) -> str:
+    """One earlier enforcement period (an entry of :attr:`StepMonitor.earlier`) in words."""
+    span = " to ".join(f"{e[k]:%Y-%m-%d}" if e[k] else "-" for k in ("since", "until"))
+    fp = e["false_pass"]
+    if e["alarm"]:
+        when = min(e[k]["alarm_at"] for k in ("false_pass", "false_fail")
+                   if k in e and e[k]["alarm_at"] is not None)  # fmt: skip
+        what = f"ALARM on {when:%Y-%m-%d}"
+    else:
+        what = "no alarm"
+    return (
+        f"earlier period {e['period']} ({span}, {e['model']}): {what}, {fp['bad']} of "
+        f"{fp['audited']} audited passes not acceptable; history, not today's status"
+    )
+
+
 def _windowed(s: StepMonitor, since: datetime) -> StepMonitor:
     """``s`` with its e-process paths shown from ``since`` on; nothing else changes."""
 

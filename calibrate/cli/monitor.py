@@ -99,7 +99,7 @@ def print_table(
         period = f" (enforcement period {s.period}, a test of its own)" if s.period > 1 else ""
         typer.echo(f"  enforced since {since}{period}")
         for e in s.earlier:
-            typer.echo(terminal_safe(f"  {earlier_line(e)}"))
+            typer.echo(terminal_safe(f"  {monitoring.earlier_period_text(e)}"))
         for name, m, limit in (
             ("false passes", s.false_pass, alpha),
             ("false fails", s.false_fail, beta),
@@ -140,19 +140,3 @@ def print_table(
             typer.echo("")
             for line in s.action.splitlines():
                 typer.echo(terminal_safe(f"  {line}"))
-
-
-def earlier_line(e: dict) -> str:
-    """One earlier enforcement period in words (history: it drives no status)."""
-    span = " to ".join(f"{e[k]:%Y-%m-%d}" if e[k] else "-" for k in ("since", "until"))
-    fp = e["false_pass"]
-    if e["alarm"]:
-        when = min(e[k]["alarm_at"] for k in ("false_pass", "false_fail")
-                   if k in e and e[k]["alarm_at"] is not None)  # fmt: skip
-        what = f"ALARM on {when:%Y-%m-%d}"
-    else:
-        what = "no alarm"
-    return (
-        f"earlier period {e['period']} ({span}, {e['model']}): {what}, {fp['bad']} of "
-        f"{fp['audited']} audited passes not acceptable; history, not today's status"
-    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from calibrate.analysis.monitor import earlier_period_text
 from calibrate.report import plots
 
 #: OK and WARNING mean no alarm, not a rate shown within its limit (the bound may be above it).
@@ -96,6 +97,10 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
                 "status": STATUS_WORDS[s.status],
                 "since": f"{s.enforced_since:%Y-%m-%d}" if s.enforced_since else "–",
                 "lines": lines,
+                # Earlier enforcement periods: history, no part of the status (their text holds
+                # the model's name: record text, escaped by the templates).
+                "period": s.period,
+                "earlier": [earlier_period_text(e) for e in s.earlier],
                 "escalations": esc,
                 "warnings": list(s.warnings),
                 "action": (s.action or "").split("\n")[0] or None,
