@@ -31,6 +31,10 @@ TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
 #: checks recorded with advisory: true came between two enforced pass or unsure verdicts at least
 #: this many days apart (a return to advisory and a second switch; docs/method.md).
 NEW_PERIOD_GAP_DAYS = 7
+#: The monitor is stale when a drawn check has waited this many days for its audit decision (up to
+#: the step's latest enforced check): the monitor reads each stream up to its first pending audit,
+#: so it has seen nothing new since, and "no alarm" no longer speaks for the check.
+STALE_AFTER_DAYS = 14
 
 #: Reliability diagrams: number of bins.
 DEFAULT_BINS = 10

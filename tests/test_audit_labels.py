@@ -10,6 +10,7 @@ import pytest
 
 from calibrate import audit
 from calibrate.analysis.monitor import monitor_store
+from calibrate.defaults import STALE_AFTER_DAYS
 from calibrate.ingest import ingest
 from calibrate.simulate import simulate
 from calibrate.simulate_enforced import review_audit
@@ -295,3 +296,36 @@ def test_a_window_holding_only_audits_of_the_enforced_check_is_searched_without_
     con.close()
     assert step.status == "insufficient_data" and step.certified is None
     assert step.left_out["audits"] > 0
+
+
+def test_an_audit_overdue_makes_the_monitor_stale_and_the_step_not_kept_enforced(tmp_path, export):
+    """A drawn check left undecided stops the stream: the monitor reads nothing new, so its "no
+    alarm" vouches for nothing (outside review: it kept reporting ok and KEEP_ENFORCED)."""
+    from calibrate.analysis.step_readiness import KEEP_ENFORCED, enforced_pattern
+
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [export])
+    (last,) = con.execute(
+        'SELECT max("at") FROM labeled WHERE process = ? AND step = ?',
+        [STEP["process"], STEP["step"]],
+    ).fetchone()
+    when = last - timedelta(days=STALE_AFTER_DAYS + 6)
+    result = audit.draw(con, **STEP, rate=0.5, seed=3, now=when)
+    path, filled = tmp_path / "audit.csv", tmp_path / "filled.csv"
+    audit.write_csv(result, path)
+    review_audit(path, export / ".truth", filled)
+    rows = pd.read_csv(filled, dtype=str, keep_default_na=False)
+    rows.iloc[1:].to_csv(tmp_path / "all_but_first.csv", index=False)
+    ingest(con, [tmp_path / "all_but_first.csv"])
+    (step,) = monitor_store(con).steps
+    assert step.status == "stale" and step.false_pass.waiting == result.n_drawn - 1
+    assert f"{when:%Y-%m-%d}" in step.warnings[0]
+    enforcement = type("E", (), {"monitor": step, "alarm": False, "since": "x"})()
+    _, pattern = enforced_pattern("READY", enforcement)
+    assert pattern["recommended"] != KEEP_ENFORCED
+    # The first decision comes in: the stream reads on, the monitor is no longer stale.
+    rows.iloc[:1].to_csv(tmp_path / "first.csv", index=False)
+    ingest(con, [tmp_path / "first.csv"])
+    (step,) = monitor_store(con).steps
+    con.close()
+    assert step.status in ("ok", "warning", "alarm") and step.false_pass.audited == result.n_drawn

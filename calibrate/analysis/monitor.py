@@ -47,6 +47,7 @@ from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, desig
     rate_monitor,
 )
 from calibrate.arguments import argument_name, check_levels
+from calibrate.defaults import STALE_AFTER_DAYS
 from calibrate.errors import UsageError
 from calibrate.profile import RESULT_NAMES
 from calibrate.textsafe import yaml_block
@@ -63,7 +64,7 @@ class StepMonitor:
     step: str
     model: str | None
     enforced_since: datetime | None
-    status: str  # ok | alarm | warning | no_audits
+    status: str  # ok | alarm | warning | no_audits | stale (an audit decision overdue)
     false_pass: RateMonitor
     false_fail: RateMonitor | None
     escalations: dict[str, Any]
@@ -263,12 +264,34 @@ def monitor_step(
         # Drawn checks awaiting a decision: a new draw would find them used up, so the next
         # step is to record them, not to draw again.
         action = pending_text([m for m in (fp, ff) if m is not None])
+        overdue = _overdue_since([m for m in (fp, ff) if m is not None], enforced["at"])
+        if overdue is not None:
+            status = "stale"
+            warnings = [
+                f"the oldest pending audit was drawn {overdue:%Y-%m-%d}, at least "
+                f"{STALE_AFTER_DAYS} days before the step's latest check: the monitor has read "
+                "nothing new since, so no alarm says nothing about the check now",
+                *warnings,
+            ]
     return StepMonitor(
         process=process, step=step, model=model,
         enforced_since=since.to_pydatetime() if since is not None else None, status=status,
         false_pass=fp, false_fail=ff, escalations=_escalations(enforced), warnings=warnings,
         action=action, plan=plan,
     )  # fmt: skip
+
+
+def _overdue_since(monitors: Sequence[RateMonitor], at: pd.Series) -> datetime | None:
+    """When the oldest pending draw was made, if at least :data:`STALE_AFTER_DAYS` before ``at``'s
+    latest (the step's latest enforced check: the store's own clock, not the wall's)."""
+    drawn = [d["drawn_at"] for m in monitors for d in m.pending_draws if d["drawn_at"] is not None]
+    latest = pd.to_datetime(at, utc=True).max()
+    if not drawn or pd.isna(latest):
+        return None
+    oldest = min(pd.Timestamp(d) for d in drawn)
+    oldest = oldest.tz_localize("UTC") if oldest.tzinfo is None else oldest
+    stale = latest - oldest >= pd.Timedelta(days=STALE_AFTER_DAYS)
+    return oldest.to_pydatetime() if stale else None
 
 
 def pending_text(monitors: Sequence[RateMonitor]) -> str | None:

@@ -111,6 +111,7 @@ _MONITOR_WORDS = {
     "ok": "the monitor has no alarm",
     "warning": "the monitor has no alarm, only label-free warnings",
     "no_audits": "the monitor has no audited passes yet",
+    "stale": "the monitor is stale (an audit decision is overdue, so it has read nothing new)",
     "alarm": "the monitor alarms",
 }
 
@@ -119,9 +120,10 @@ def enforced_pattern(decision: str, enforcement: Enforcement) -> tuple[str, dict
     """What to do with a step already enforced, and the sentence that leads its reasons.
 
     Keep it enforced only when the evidence would drop ``advisory`` today
-    (READY) and the monitor does not alarm; otherwise put ``advisory: true``
-    back: an alarm says the check got worse since the switch, NO says it cannot
-    meet the limits, NOT YET that nothing certifies its thresholds.
+    (READY) and the monitor does not alarm and is not stale; otherwise put
+    ``advisory: true`` back: an alarm says the check got worse since the switch,
+    a stale monitor (an overdue audit decision) has read nothing new, NO says it
+    cannot meet the limits, NOT YET that nothing certifies its thresholds.
 
     Returns
     -------
@@ -141,6 +143,16 @@ def enforced_pattern(decision: str, enforcement: Enforcement) -> tuple[str, dict
         alarm = m.warnings[0] if m.warnings else "see Since the switch"
         lead = f"{since}; the monitor alarms ({alarm}): return it to advisory."
         why = f"The monitor alarms on the enforced check: {back}."
+    elif decision == "READY" and m.status == "stale":
+        lead = (
+            f"{since}; the evidence certifies the check, but {monitor}: record the overdue "
+            "audit decisions, and until then return it to advisory."
+        )
+        why = (
+            "The monitor reads each stream up to its first pending audit, so it has seen nothing "
+            "new since that draw and its silence vouches for nothing: record the pending "
+            f"decisions (see Since the switch); meanwhile {back}."
+        )
     elif decision == "READY":
         lead = f"{since}; the evidence certifies the check and {monitor}: keep it enforced."
         why = (
@@ -162,7 +174,8 @@ def enforced_pattern(decision: str, enforcement: Enforcement) -> tuple[str, dict
             "nothing: return it to advisory until the step is READY."
         )
         why = f"Nothing certifies the enforced thresholds yet: {back}."
-    rec = KEEP_ENFORCED if decision == "READY" and not enforcement.alarm else RETURN_TO_ADVISORY
+    watching = not enforcement.alarm and m.status != "stale"
+    rec = KEEP_ENFORCED if decision == "READY" and watching else RETURN_TO_ADVISORY
     return lead, {"recommended": rec, "why": why, "enforced": True}
 
 

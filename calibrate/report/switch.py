@@ -18,7 +18,7 @@ from calibrate.report import plots
 #: OK and WARNING mean no alarm, not a rate shown within its limit (the bound may be above it).
 STATUS_WORDS = {
     "ok": "OK (no alarm)", "alarm": "ALARM", "warning": "WARNING (no alarm)",
-    "no_audits": "NO AUDITS",
+    "no_audits": "NO AUDITS", "stale": "STALE (an audit overdue)",
 }  # fmt: skip
 
 
