@@ -97,10 +97,14 @@ def status_command(
                 f"attempt {r['attempt']}: {terminal_safe(r['detail'])}"
             )
     if quarantine:
-        typer.echo("\nquarantined records:")
+        # Only records the store quarantined: a file that is no export kind is skipped by
+        # ingest (it says so there) and never stored. The list adds up to the count above.
+        typer.echo("\nquarantined records:" + ("" if rows else " none"))
         for r in rows:
             where = f"line {r['line_no']}" if r["line_no"] is not None else (r["json_path"] or "")
             typer.echo(f"  {terminal_safe(r['path'])} {where}: {terminal_safe(r['reason'])}")
+        if info["quarantined"] > len(rows):
+            typer.echo(f"  … and {info['quarantined'] - len(rows)} more (--limit lists more)")
     if withdrawn:
         typer.echo("\nwithdrawn by newer versions of files:")
         for r in gone:
