@@ -230,3 +230,18 @@ def test_status_lists_the_flagged_records(tmp_path):
     assert listed == {k: v for k, v in info["flags"].items() if v} and len(listed) == 3
     text = runner.invoke(app, ["status", "--db", db, "--flags"]).stdout
     assert "flagged records:" in text and "verdict_not_worst:" in text
+
+
+def test_status_cuts_long_names_with_an_ellipsis_and_keeps_columns(tmp_path):
+    good = {"ask": "Q", "kind": "yes_no", "answer": 0.9, "result": "pass"}
+    step, model = "check_" + "x" * 40, "model-" + "y" * 30
+    rec = {"run": "r1", "process": "p", "step": step}
+    rec["check"] = {"verdict": "pass", "model": model, "questions": [good]}
+    (tmp_path / "v.jsonl").write_text(json.dumps(rec) + "\n")
+    db = str(tmp_path / "s.duckdb")
+    assert runner.invoke(app, ["ingest", "--db", db, str(tmp_path / "v.jsonl")]).exit_code == 0
+    lines = runner.invoke(app, ["status", "--db", db]).stdout.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("process / step"))
+    row = lines[head + 1]
+    assert row.startswith(f"p / {step[:33]}… {model[:21]}… ")
+    assert len(row) == len(lines[head]) and row.endswith("      1        0")
