@@ -152,6 +152,8 @@ def test_table_fits_80_columns_and_says_too_few(store):
         (["--alpha", "0"], "--alpha must be in (0, 1)"),
         (["--delta", "1"], "--delta must be in (0, 1)"),
         (["--beta", "1.5"], "--beta must be in (0, 1]"),
+        # A negative seed was a numpy traceback ("expected non-negative integer").
+        (["--seed", "-1"], "--seed"),
     ],  # fmt: skip
 )
 def test_bad_levels_are_usage_errors(store, args, needle):
@@ -206,3 +208,31 @@ def test_needed_share_and_probability_are_checked_and_passed_on(store):
     by_step = {s["step"]: s for s in json.loads(res.stdout)["steps"]}
     need = by_step[HOSTILE_STEP]["needed_labels"]
     assert (need["share"], need["probability"]) == (0.3, 0.5)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["simulate", "--out", "x", "--runs", "10"],
+        [
+            "audit",
+            "draw",
+            "--db",
+            "none.duckdb",
+            "--process",
+            "p",
+            "--step",
+            "s",
+            "--rate",
+            "0.5",
+            "--out",
+            "x.csv",
+        ],
+    ],  # fmt: skip
+)
+def test_a_negative_seed_is_refused_naming_the_option(command, tmp_path, monkeypatch):
+    # It reached numpy ("expected non-negative integer": a traceback, exit 1); refused as the
+    # options are read, before any file is touched.
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, [*command, "--seed", "-1"])
+    assert res.exit_code == 2 and "--seed" in res.stderr and "Traceback" not in res.output

@@ -84,7 +84,7 @@ def thresholds_command(
         ),
     ] = False,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the search/certification split.")
+        int, typer.Option("--seed", min=0, help="Seed of the search/certification split.")
     ] = 0,
     tradeoff: Annotated[
         bool,
