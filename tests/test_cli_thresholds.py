@@ -112,7 +112,9 @@ def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
     docs = list(yaml.safe_load_all(res.stdout))
     assert len(docs) == 2
     for doc in docs:
-        assert set(doc) == {"check"}  # nothing injected by a step name
+        # Nothing injected by a step name; advisory: true whether certified or not (the report
+        # says when it can go): a block pasted without it would enforce the check.
+        assert list(doc) == ["advisory", "check"] and doc["advisory"] is True
         questions = parse_check(doc["check"])  # valid check-1, full form
         assert len(questions) == 1
     asks = {d["check"][0]["ask"] for d in docs}
@@ -121,7 +123,7 @@ def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
     assert "700 labeled (left out: 100 of other models)" in res.stdout
     for line in res.stdout.splitlines():
         assert "\x1b" not in line
-        assert line.startswith(("#", "check:", "- ", "  ", "---")), line
+        assert line.startswith(("#", "advisory: true", "check:", "- ", "  ", "---")), line
     json_doc = json.loads(
         runner.invoke(app, ["thresholds", "--db", store, "--format", "json"]).stdout
     )
@@ -130,7 +132,8 @@ def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
     assert yaml_main["check"][0]["pass"] == main["check"][0]["pass"]
     text = res.stdout
     assert "certified with 90% confidence: false passes <= 5.0%" in text
-    assert "keep advisory: true" in text  # for the step that is not certified
+    assert "keep advisory: true until it is certified" in text  # the step not certified
+    assert "certified thresholds: keep advisory: true until `calibrate report` says READY" in text
 
 
 def test_table_fits_80_columns_and_says_too_few(store):
