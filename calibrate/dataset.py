@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.arguments import argument_name
+from calibrate.errors import UsageError
 from calibrate.profile import Kind, Limits, Question
 
 #: Columns of :func:`submissions` (one row per recorded check).
@@ -159,8 +160,15 @@ def submissions(
     ``label`` is ``True`` (acceptable), ``False`` (not acceptable) or missing
     (no decision, an earlier check of the same attempt that no person saw, or
     a decision the filters leave out: ``left_out``).
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError``: a process, step or model the store lacks, naming those it has
+        (a window with no checks is an empty frame).
     """
     filters = filters or Filters()
+    require_known_names(con, filters)
     where, params = filters.where()
     if labeled_only:
         where += " AND label IS NOT NULL"
@@ -178,9 +186,10 @@ def answers(
     of the process file and the limits (a check recorded under an older
     version had that version's: the ``question_version_thresholds`` view holds
     them); they are missing for a question no process file names.
-    The decision columns read as in :func:`submissions`.
+    The decision columns read as in :func:`submissions`, and so do unknown names (raises).
     """
     filters = filters or Filters()
+    require_known_names(con, filters)
     where, params = filters.where()
     if labeled_only:
         where += " AND label IS NOT NULL"
@@ -397,7 +406,8 @@ def view_columns(
     Raises
     ------
     ValueError
-        An unknown view or column.
+        An unknown view or column. (A name the store lacks is an empty frame here, where a
+        caller reads the steps of a process one by one; the public readers refuse it.)
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -521,33 +531,34 @@ def checked_steps(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [row[0] for row in rows]
 
 
-def unmatched_filters(
+def unknown_name(
     con: duckdb.DuckDBPyConnection, filters: Filters, *, cli: bool = False
 ) -> str | None:
-    """Why ``filters`` match no recorded check, naming what the store has; ``None`` when some match.
+    """Why a name ``filters`` selects on is one no check carries, naming those the store has.
 
-    A name filtered on that no check carries (a misspelt ``process``) is
-    reported with the names that exist (the steps and models of the chosen
-    process, when it exists); otherwise the filters together match nothing.
-    The message names the Python argument (``process``), or the option
-    (``--process``) with ``cli``.
+    ``None`` when every name (``process``, ``step``, ``model``) is known together, also when
+    no name is given: a window (``since``, ``until``) with no checks is an empty result, not
+    a mistake. A misspelt ``process`` is reported with the processes there are; a ``step`` with
+    the steps of the chosen process; a ``model`` with the models of the chosen process and step.
+    The message names the Python argument (``process``), or the option (``--process``) with
+    ``cli``.
     """
-    # The checks table under the labeled view's names: no window over every check to run.
-    where, params = filters.where()
-    sql = f"""SELECT count(*) FROM (
-                  SELECT 1 FROM (SELECT process, step, model, checked_at AS "at", advisory FROM checks)
-                  WHERE {where} LIMIT 1)"""  # noqa: S608 - the clause is built from fixed names
-    if con.execute(sql, params).fetchone()[0]:
+    named = [
+        (column, value)
+        for column, value in (("process", filters.process), ("step", filters.step),
+                              ("model", filters.model))
+        if value is not None
+    ]  # fmt: skip
+    if not named:
+        return None
+    known = con.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM checks WHERE {' AND '.join(f'{c} = ?' for c, _ in named)} LIMIT 1)",  # noqa: S608 - fixed names
+        [v for _, v in named],
+    ).fetchone()[0]
+    if known:
         return None
     scope, scope_params = "TRUE", []
-    for column, value in (
-        ("process", filters.process),
-        ("step", filters.step),
-        ("model", filters.model),
-    ):
-        if value is None:
-            continue
-        option = argument_name(column, cli=cli)
+    for column, value in named:
         names = [
             r[0]
             for r in con.execute(
@@ -556,11 +567,44 @@ def unmatched_filters(
             ).fetchall()
         ]
         if value not in names:
-            known = ", ".join(names) if names else "none"
+            listed = ", ".join(names) if names else "none"
             plural = {"process": "processes"}.get(column, f"{column}s")
-            return f"{option} {value!r} matches no check; {plural} in the store: {known}"
+            return f"{argument_name(column, cli=cli)} {value!r} matches no check; {plural} in the store: {listed}"
         scope += f" AND {column} = ?"
         scope_params.append(value)
-    return (
+    return None
+
+
+def require_known_names(con: duckdb.DuckDBPyConnection, filters: Filters | None) -> None:
+    """Refuse ``filters`` naming a process, step or model the store lacks (see :func:`unknown_name`).
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError``, naming the names the store has.
+    """
+    reason = unknown_name(con, filters) if filters is not None else None
+    if reason:
+        raise UsageError(reason)
+
+
+def unmatched_filters(
+    con: duckdb.DuckDBPyConnection, filters: Filters, *, cli: bool = False
+) -> str | None:
+    """Why ``filters`` match no recorded check, naming what the store has; ``None`` when some match.
+
+    A name filtered on that no check carries (a misspelt ``process``) is
+    reported with the names that exist (:func:`unknown_name`); otherwise the
+    filters together match nothing. The message names the Python argument
+    (``process``), or the option (``--process``) with ``cli``.
+    """
+    # The checks table under the labeled view's names: no window over every check to run.
+    where, params = filters.where()
+    sql = f"""SELECT count(*) FROM (
+                  SELECT 1 FROM (SELECT process, step, model, checked_at AS "at", advisory FROM checks)
+                  WHERE {where} LIMIT 1)"""  # noqa: S608 - the clause is built from fixed names
+    if con.execute(sql, params).fetchone()[0]:
+        return None
+    return unknown_name(con, filters, cli=cli) or (
         "no check matches these filters together (see `calibrate status` for what the store holds)"
     )

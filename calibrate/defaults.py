@@ -7,8 +7,12 @@ import them from here, so the two cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from calibrate.arguments import argument_name
+from calibrate.errors import UsageError
 
 #: Below this many observations a rate is shown as "too few" rather than as a number.
 MIN_N = 20
@@ -103,29 +107,50 @@ class ReadinessOptions:
     recent_days: int = 28
 
     def __post_init__(self) -> None:
-        for name in ("alpha", "delta", "beta", "drift_level", "audit_level"):
-            value = getattr(self, name)
-            if not 0 < value < 1:
-                raise ValueError(f"{name} must be in (0, 1), got {value}")
-        for name in ("min_coverage", "max_error_rate", "max_truncation_rate"):
-            value = getattr(self, name)
-            if not 0 <= value <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {value}")
-        if not 0 < self.audit_power < 1:
-            raise ValueError(f"audit_power must be in (0, 1), got {self.audit_power}")
-        if self.audit_factor <= 1 or self.audit_factor * self.alpha >= 1:
-            raise ValueError(
-                f"audit_factor must be above 1 with audit_factor x alpha below 1, got {self.audit_factor}"
-            )
-        if self.min_labels < 1:
-            raise ValueError(f"min_labels must be at least 1, got {self.min_labels}")
-        if self.minutes_per_review < 0:
-            raise ValueError(f"minutes_per_review must be >= 0, got {self.minutes_per_review}")
-        if self.audit_weeks < 1:
-            raise ValueError(f"audit_weeks must be at least 1, got {self.audit_weeks}")
-        if self.recent_days < 1:
-            raise ValueError(f"recent_days must be at least 1, got {self.recent_days}")
+        check_readiness_options(asdict(self))
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a plain dict (for report.json)."""
         return asdict(self)
+
+
+def check_readiness_options(values: Mapping[str, Any], *, cli: bool = False) -> None:
+    """Refuse settings of :class:`ReadinessOptions` (``values``: its fields, or some of them).
+
+    Each is named as its caller wrote it: the Python keyword (``min_coverage``), or with
+    ``cli`` the command-line option (``--min-coverage``), which the CLI checks before it
+    builds the options.
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError``, naming the first setting refused and what it must be.
+    """
+    v = dict(values)
+
+    def name(field: str) -> str:
+        return argument_name(field, cli=cli)
+
+    for field in ("alpha", "delta", "beta", "drift_level", "audit_level", "audit_power"):
+        if field in v and not 0 < v[field] < 1:
+            raise UsageError(f"{name(field)} must be in (0, 1), got {v[field]}")
+    for field in ("min_coverage", "max_error_rate", "max_truncation_rate"):
+        if field in v and not 0 <= v[field] <= 1:
+            raise UsageError(f"{name(field)} must be in [0, 1], got {v[field]}")
+    factor = v.get("audit_factor", ReadinessOptions.audit_factor)
+    alpha = v.get("alpha", ReadinessOptions.alpha)
+    if factor <= 1:
+        raise UsageError(f"{name('audit_factor')} must be above 1, got {factor}")
+    if factor * alpha >= 1:
+        # The audit is sized to detect a rise of the false-pass rate to factor x alpha.
+        raise UsageError(
+            f"{name('alpha')} must be below {1 / factor:g} (the audit after the switch is sized "
+            f"to detect a rise of the false-pass rate to {factor:g} x alpha), got {alpha}"
+        )
+    for field in ("min_labels", "audit_weeks", "recent_days"):
+        if field in v and v[field] < 1:
+            raise UsageError(f"{name(field)} must be at least 1, got {v[field]}")
+    if v.get("minutes_per_review", 0) < 0:
+        raise UsageError(
+            f"{name('minutes_per_review')} must be >= 0, got {v['minutes_per_review']}"
+        )

@@ -82,4 +82,11 @@ def new_figure(figsize: tuple[float, float], *, layout: str | None = "constraine
     return fig
 
 
+def legend_if_labelled(ax: Any, **kwargs: Any) -> None:
+    """``ax.legend(**kwargs)`` when the axes has labelled artists; else nothing (matplotlib
+    would warn "No artists with labels found to put in legend" and draw an empty box)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
 _new_figure = new_figure  # the earlier private name, still used by other faces

@@ -699,3 +699,21 @@ def test_checks_after_the_last_draw_are_outside_its_design():
     skipped = late.assign(at=early)
     row = agreement(pd.concat([drawn, offered, skipped]), by=["labels"]).set_index("labels")
     assert bool(row.loc["audit draw", "unequal_draws_pass"])
+
+
+def test_weekly_figure_of_a_step_with_no_labels_draws_no_empty_legend():
+    # A step with checks but 0 labels has no line to name: matplotlib warned "No artists with
+    # labels found to put in legend" (it leaked to stderr from `calibrate report`).
+    import warnings
+
+    from calibrate.analysis.displays import WeeklyDisplay
+
+    none = [None] * 4
+    for alpha in (None, 0.05):
+        by_week = agreement(frame(["pass"] * 4, none), by=["model", "week"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            display = WeeklyDisplay(by_week, alpha=alpha).plot()
+        assert display.ax_[0].get_legend() is None
+    labeled = agreement(frame(["pass"] * 4, [True] * 4), by=["model", "week"])
+    assert WeeklyDisplay(labeled).plot().ax_[0].get_legend() is not None

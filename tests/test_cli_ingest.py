@@ -172,8 +172,42 @@ def test_strict_quiet_says_why_and_diagnostics_are_not_wrapped_off_a_terminal(tm
     long_name = tmp_path / ("x" * 120 + ".txt")
     long_name.write_text("not an export")
     res = runner.invoke(app, ["ingest", "--db", db, str(long_name)])
-    (line,) = [ln for ln in res.stderr.splitlines() if ln.startswith("skipped")]
+    (line,) = [ln for ln in res.stderr.splitlines() if long_name.name in ln]
     assert line.endswith("not an export kind (.txt)")
+
+
+def test_skipped_files_are_listed_apart_from_the_quarantine(tmp_path):
+    # A file that is no export kind is skipped: counted and listed under its own heading, never
+    # among the quarantined records (which the status lists, and adds up to its count).
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    (folder / "README.md").write_text("# notes")
+    (folder / "gen.py").write_text("print(1)")
+    (folder / "bad.jsonl").write_text('{"run": "r1", "step": \n{"run": "r2", "step": \n')
+    db = str(tmp_path / "s.duckdb")
+    res = runner.invoke(app, ["ingest", "--db", db, str(folder)])
+    assert res.exit_code == 0
+    assert res.stdout.splitlines()[-1] == (
+        "total: read 2, loaded 0 (0 new), quarantined 2; 2 files skipped"
+    )
+    lines = res.stderr.splitlines()
+    heading = lines.index("skipped files (not an export kind: nothing read or stored):")
+    assert lines[heading + 1 : heading + 3] == [
+        f"  {folder / 'README.md'}: not an export kind (.md)",
+        f"  {folder / 'gen.py'}: not an export kind (.py)",
+    ]
+    text = runner.invoke(app, ["status", "--db", db, "--quarantine", "--limit", "1"]).stdout
+    listed = text.split("quarantined records:")[1].splitlines()[1:]
+    assert "quarantined 2 " in text and len(listed) == 2
+    assert "bad.jsonl line" in listed[0] and listed[1] == "  … and 1 more (--limit lists more)"
+    good = {"ask": "Q", "kind": "yes_no", "answer": 0.9, "result": "pass"}
+    (folder / "bad.jsonl").write_text(
+        json.dumps({"run": "r1", "step": "s", "check": {"verdict": "pass", "questions": [good]}})
+    )
+    clean = str(tmp_path / "clean.duckdb")
+    assert runner.invoke(app, ["ingest", "--db", clean, "--strict", str(folder)]).exit_code == 0
+    text = runner.invoke(app, ["status", "--db", clean, "--quarantine"]).stdout
+    assert text.splitlines()[-1] == "quarantined records: none"
 
 
 def test_status_lists_the_flagged_records(tmp_path):
@@ -196,3 +230,18 @@ def test_status_lists_the_flagged_records(tmp_path):
     assert listed == {k: v for k, v in info["flags"].items() if v} and len(listed) == 3
     text = runner.invoke(app, ["status", "--db", db, "--flags"]).stdout
     assert "flagged records:" in text and "verdict_not_worst:" in text
+
+
+def test_status_cuts_long_names_with_an_ellipsis_and_keeps_columns(tmp_path):
+    good = {"ask": "Q", "kind": "yes_no", "answer": 0.9, "result": "pass"}
+    step, model = "check_" + "x" * 40, "model-" + "y" * 30
+    rec = {"run": "r1", "process": "p", "step": step}
+    rec["check"] = {"verdict": "pass", "model": model, "questions": [good]}
+    (tmp_path / "v.jsonl").write_text(json.dumps(rec) + "\n")
+    db = str(tmp_path / "s.duckdb")
+    assert runner.invoke(app, ["ingest", "--db", db, str(tmp_path / "v.jsonl")]).exit_code == 0
+    lines = runner.invoke(app, ["status", "--db", db]).stdout.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("process / step"))
+    row = lines[head + 1]
+    assert row.startswith(f"p / {step[:33]}… {model[:21]}… ")
+    assert len(row) == len(lines[head]) and row.endswith("      1        0")

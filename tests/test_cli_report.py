@@ -68,10 +68,19 @@ def test_filters_narrow_the_report(sample_store, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--write", "html,pdf"], "choose from html, md, json"),
+        (["--write", "html,pdf"], "--write html,pdf: unknown report format 'pdf'; choose from"),
         (["--format", "csv"], "--format csv: report prints table or json"),
         (["--format", "html,pdf"], "report prints table or json"),
-        (["--alpha", "1.5"], "alpha must be in (0, 1)"),
+        # Every refusal names the option as typed (not the Python field, min_coverage).
+        (["--alpha", "1.5"], "error: --alpha must be in (0, 1)"),
+        (["--min-coverage", "2"], "error: --min-coverage must be in [0, 1], got 2.0"),
+        (["--min-labels", "0"], "error: --min-labels must be at least 1"),
+        (["--drift-level", "1"], "error: --drift-level must be in (0, 1)"),
+        (["--max-error-rate", "-1"], "error: --max-error-rate must be in [0, 1]"),
+        (["--max-truncation-rate", "3"], "error: --max-truncation-rate must be in [0, 1]"),
+        (["--minutes-per-review", "-1"], "error: --minutes-per-review must be >= 0"),
+        (["--audit-weeks", "0"], "error: --audit-weeks must be at least 1"),
+        (["--alpha", "0.6"], "error: --alpha must be below 0.5 (the audit after the switch"),
         (["--process", "no-such-process"], "--process 'no-such-process' matches no check"),
     ],
 )

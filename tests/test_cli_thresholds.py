@@ -99,7 +99,9 @@ def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
     docs = list(yaml.safe_load_all(res.stdout))
     assert len(docs) == 2
     for doc in docs:
-        assert set(doc) == {"check"}  # nothing injected by a step name
+        # Nothing injected by a step name; advisory: true whether certified or not (the report
+        # says when it can go): a block pasted without it would enforce the check.
+        assert list(doc) == ["advisory", "check"] and doc["advisory"] is True
         questions = parse_check(doc["check"])  # valid check-1, full form
         assert len(questions) == 1
     asks = {d["check"][0]["ask"] for d in docs}
@@ -108,7 +110,7 @@ def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
     assert "700 labeled (left out: 100 of other models)" in res.stdout
     for line in res.stdout.splitlines():
         assert "\x1b" not in line
-        assert line.startswith(("#", "check:", "- ", "  ", "---")), line
+        assert line.startswith(("#", "advisory: true", "check:", "- ", "  ", "---")), line
     json_doc = json.loads(
         runner.invoke(app, ["thresholds", "--db", store, "--format", "json"]).stdout
     )
@@ -117,7 +119,8 @@ def test_yaml_is_paste_ready_and_comments_cannot_be_broken_out_of(store):
     assert yaml_main["check"][0]["pass"] == main["check"][0]["pass"]
     text = res.stdout
     assert "certified with 90% confidence: false passes <= 5.0%" in text
-    assert "keep advisory: true" in text  # for the step that is not certified
+    assert "keep advisory: true until it is certified" in text  # the step not certified
+    assert "certified thresholds: keep advisory: true until `calibrate report` says READY" in text
 
 
 def test_table_fits_80_columns_and_says_too_few(store):
@@ -139,6 +142,8 @@ def test_table_fits_80_columns_and_says_too_few(store):
         (["--alpha", "0"], "--alpha must be in (0, 1)"),
         (["--delta", "1"], "--delta must be in (0, 1)"),
         (["--beta", "1.5"], "--beta must be in (0, 1]"),
+        # A negative seed was a numpy traceback ("expected non-negative integer").
+        (["--seed", "-1"], "--seed"),
     ],  # fmt: skip
 )
 def test_bad_levels_are_usage_errors(store, args, needle):
@@ -193,3 +198,31 @@ def test_needed_share_and_probability_are_checked_and_passed_on(store):
     by_step = {s["step"]: s for s in json.loads(res.stdout)["steps"]}
     need = by_step[HOSTILE_STEP]["needed_labels"]
     assert (need["share"], need["probability"]) == (0.3, 0.5)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["simulate", "--out", "x", "--runs", "10"],
+        [
+            "audit",
+            "draw",
+            "--db",
+            "none.duckdb",
+            "--process",
+            "p",
+            "--step",
+            "s",
+            "--rate",
+            "0.5",
+            "--out",
+            "x.csv",
+        ],
+    ],  # fmt: skip
+)
+def test_a_negative_seed_is_refused_naming_the_option(command, tmp_path, monkeypatch):
+    # It reached numpy ("expected non-negative integer": a traceback, exit 1); refused as the
+    # options are read, before any file is touched.
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, [*command, "--seed", "-1"])
+    assert res.exit_code == 2 and "--seed" in res.stderr and "Traceback" not in res.output

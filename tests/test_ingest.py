@@ -224,6 +224,36 @@ def test_bad_records_quarantined_with_reasons(tmp_path):
     ]
 
 
+def test_a_bad_attempt_is_said_at_its_own_field(tmp_path):
+    # A verdict line's attempt is top-level ($.attempt), not a field of its check; a run
+    # document's is its step's, or its history entry's.
+    run = json.loads(verdict_line("r3", [GOOD_Q]))
+    body = run.pop("check")
+    doc = {
+        "run": "r3",
+        "process": "p",
+        "steps": {
+            "s": {"attempt": -1, "check": body},
+            "t": {"history": [{"attempt": 1.5, "check": body}]},
+        },
+    }
+    lines = [verdict_line("r1", [GOOD_Q]), verdict_line("r2", [GOOD_Q]), json.dumps(doc)]
+    lines[0] = lines[0].replace('"attempt": 1', '"attempt": 0')
+    lines[1] = lines[1].replace('"attempt": 1', '"attempt": "2"')
+    (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n")
+    con = connect(":memory:")
+    ingest(con, [tmp_path])
+    reasons = [
+        r[0] for r in con.execute("SELECT reason FROM quarantine ORDER BY line_no").fetchall()
+    ]
+    assert reasons == [
+        "$.attempt must be a positive integer, not 0",
+        '$.attempt must be a positive integer, not "2"',
+        "$.steps.s.attempt must be a positive integer, not -1; "
+        "$.steps.t.history[0].attempt must be a positive integer, not 1.5",
+    ]
+
+
 def test_label_mapping_and_conflicts(tmp_path):
     lines = [verdict_line(f"r{i}", [GOOD_Q]) for i in range(7)]
     (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n")

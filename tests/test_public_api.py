@@ -41,6 +41,32 @@ def test_the_analysts_three_calls(sample_store, tmp_path):
     )
 
 
+def test_readers_refuse_a_name_the_store_lacks_but_not_an_empty_window(sample_store):
+    """As the README says: a process, step or model the store lacks is a ValueError naming what
+    it has (was an empty frame, and so an empty agreement table); a window is only a window."""
+    import pytest
+
+    con = calibrate.connect(sample_store, read_only=True)
+    try:
+        processes = ", ".join(
+            r[0] for r in con.execute("SELECT DISTINCT process FROM checks ORDER BY 1").fetchall()
+        )
+        im = {"process": "invoice-matching"}
+        for kwargs, message in [
+            ({"process": "nope"}, f"^process 'nope' matches no check; processes in the store: {processes}$"),
+            ({**im, "step": "nope"}, "^step 'nope' matches no check; steps in the store: match_invoice$"),
+            ({**im, "model": "nope"}, "^model 'nope' matches no check; models in the store: "),
+        ]:  # fmt: skip
+            for read in (calibrate.submissions, calibrate.answers, calibrate.suggest_from_store):
+                with pytest.raises(ValueError, match=message):
+                    read(con, calibrate.Filters(**kwargs))
+        late = calibrate.Filters(**im, since="2099-01-01")
+        assert calibrate.submissions(con, late).empty and calibrate.answers(con, late).empty
+        assert calibrate.agreement(calibrate.submissions(con, late), by=["step"]).empty
+    finally:
+        con.close()
+
+
 def test_filters_validate_times_at_entry():
     import pytest
 

@@ -17,7 +17,15 @@ import numpy as np
 import pandas as pd
 
 from calibrate.defaults import MIN_N
-from calibrate.drawing import ACCENT, KIND_NAMES, MAP_COLOUR, MUTED, new_figure, safe_text
+from calibrate.drawing import (
+    ACCENT,
+    KIND_NAMES,
+    MAP_COLOUR,
+    MUTED,
+    legend_if_labelled,
+    new_figure,
+    safe_text,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from calibrate.analysis.calibration import (
@@ -202,7 +210,7 @@ class ReliabilityDisplay:
                 bbox={"facecolor": "white", "alpha": 0.7, "edgecolor": MAP_COLOUR},
             )
         if not compact:
-            ax.legend(loc="lower right", fontsize=7, frameon=False)
+            legend_if_labelled(ax, loc="lower right", fontsize=7, frameon=False)
         if self.title:
             ax.set_title(safe_text(self.title, width=title_width), fontsize=8 if compact else 10)
         if hist_ax is not None:
@@ -299,7 +307,7 @@ class RatesDisplay:
         ax.set_ylabel("acceptance rate")
         ax.set_xlabel(self.x_label)
         ax.grid(True, axis="y", alpha=0.25)
-        ax.legend(loc="best", fontsize=7, frameon=False)
+        legend_if_labelled(ax, loc="best", fontsize=7, frameon=False)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

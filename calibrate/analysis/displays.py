@@ -130,7 +130,7 @@ class IntervalDisplay:
                 self.limit, ls="--", lw=1, color=plots.MAP_COLOUR, label=f"limit {self.limit:g}"
             )
         if self.limit is not None or (flag & ok).any():
-            ax.legend(loc="best", fontsize=7, frameon=False)
+            plots.legend_if_labelled(ax, loc="best", fontsize=7, frameon=False)
         if self.rate in ("agree", "approval"):
             ax.set_xlim(-0.02, 1.02)
         else:
@@ -231,7 +231,7 @@ class WeeklyDisplay:
         axes[1].set_ylim(bottom=-0.01)
         for axis in axes:
             axis.grid(True, alpha=0.25)
-        axes[0].legend(loc="lower left", fontsize=7, frameon=False)
+        plots.legend_if_labelled(axes[0], loc="lower left", fontsize=7, frameon=False)
         axes[1].set_xticks(range(len(weeks)), weeks, rotation=45, ha="right", fontsize=7)
         axes[1].set_xlabel(f"week (Monday); hollow: fewer than {MIN_N} in the denominator")
         if self.title:
@@ -281,7 +281,7 @@ class AuditDisplay:
         )
         ax.set_ylabel("chance the audit raises its alarm")
         ax.grid(True, alpha=0.25)
-        ax.legend(loc="lower right", fontsize=7, frameon=False)
+        plots.legend_if_labelled(ax, loc="lower right", fontsize=7, frameon=False)
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

@@ -614,10 +614,13 @@ def read_columns(
     Raises
     ------
     ValueError
-        An unknown view or column.
+        An unknown view or column; a process, step or model the store lacks, naming those it
+        has (:func:`calibrate.dataset.require_known_names`, as the public readers: the search
+        and the report read the filters they were given here first).
     """
-    from calibrate.dataset import view_columns
+    from calibrate.dataset import require_known_names, view_columns
 
+    require_known_names(con, filters)
     return view_columns(
         con, view, list(columns), filters, labeled_only=labeled_only, text=("check_id",)
     )

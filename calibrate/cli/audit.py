@@ -51,7 +51,7 @@ def draw_command(
     ] = False,
     seed: Annotated[
         int | None,
-        typer.Option("--seed", help="Seed of the draw; a fresh one is stored if absent."),
+        typer.Option("--seed", min=0, help="Seed of the draw; a fresh one is stored if absent."),
     ] = None,
     db: DbOption = None,
 ) -> None:

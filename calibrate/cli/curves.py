@@ -26,7 +26,7 @@ from calibrate.cli.options import (
     require_format,
     require_match,
 )
-from calibrate.cli.render import echo_json, terminal_safe, write_csv
+from calibrate.cli.render import clip, echo_json, terminal_safe, write_csv
 from calibrate.defaults import DEFAULT_BINS, MIN_N
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
@@ -171,10 +171,6 @@ def _ci(ci: list[Any], digits: int = 2) -> str:
     return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _table(records: list[dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     for rec in records:
@@ -192,7 +188,7 @@ def _table(records: list[dict[str, Any]]) -> list[str]:
 def _block(rec: dict[str, Any]) -> list[str]:
     week = f" · week of {rec['week']}" if rec.get("week") else ""
     head = terminal_safe(f"{rec['process']} / {rec['step']} · model {rec['model']}{week}")
-    out = ["━━ " + _clip(head, WIDTH - 3)]
+    out = ["━━ " + clip(head, WIDTH - 3)]
     out += textwrap.wrap(terminal_safe(rec["ask"]), WIDTH, max_lines=3, placeholder=" …") or [""]
     kind = rec["kind"]
     what = "p vs acceptable" if kind == "yes_no" else "confidence vs correct call"
@@ -222,7 +218,7 @@ def _block(rec: dict[str, Any]) -> list[str]:
             f"Brier {_f(rec['brier'])} · log loss {_f(rec['log_loss'])}"
         )
         auroc = _f(rec["auroc"]) if rec["auroc"] is not None else f"- ({rec['auroc_note']})"
-        out.append(_clip(f"  AUROC {auroc}", WIDTH))
+        out.append(clip(f"  AUROC {auroc}", WIDTH))
     out += _recal_lines(rec)
     if kind == "choice":
         out += _rates_lines(rec["answers"], "answer", rec)
@@ -236,7 +232,7 @@ def _recal_lines(rec: dict[str, Any]) -> list[str]:
     r = rec["recalibration"]
     on = "" if rec["kind"] == "yes_no" else " of passing answers' confidence"
     if r["method"] == "none":
-        return [_clip(f"  recalibration{on}: none ({r['reason']})", WIDTH)]
+        return [clip(f"  recalibration{on}: none ({r['reason']})", WIDTH)]
     head = f"  recalibration{on}: {r['method']}, {r['n_splits']}-fold held out"
     body = (
         f"    ECE {_f(r['ece_before'])} -> {_f(r['ece_after'])} · "
@@ -244,7 +240,7 @@ def _recal_lines(rec: dict[str, Any]) -> list[str]:
     )
     if r["n"] < MIN_N:
         body += f" (on {r['n']} points: too few)"
-    return [_clip(head, WIDTH), body]
+    return [clip(head, WIDTH), body]
 
 
 def _rates_lines(rows: list[dict[str, Any]], what: str, rec: dict[str, Any]) -> list[str]:
@@ -253,7 +249,7 @@ def _rates_lines(rows: list[dict[str, Any]], what: str, rec: dict[str, Any]) -> 
         call = f"pass list {rec['pass_names']} ({source})"
     else:
         call = f"pass level {rec['pass_level']} ({source})"
-    out = [_clip(terminal_safe(f"  acceptance per {what}; {call}"), WIDTH)]
+    out = [clip(terminal_safe(f"  acceptance per {what}; {call}"), WIDTH)]
     out.append(f"  {what:<20} {'n':>6} {'rate':>7} {'95% CI':>14}  passes")
     flagged = set(rec.get("non_monotone_levels") or [])
     for row in rows:
@@ -262,7 +258,7 @@ def _rates_lines(rows: list[dict[str, Any]], what: str, rec: dict[str, Any]) -> 
         ci = "" if row["too_few"] else _ci(row["ci"])
         mark = "  non-monotone" if what == "level" and row["level"] in flagged else ""
         out.append(
-            f"  {_clip(name, 20):<20} {row['n']:>6} {rate:>7} {ci:>14}  "
+            f"  {clip(name, 20):<20} {row['n']:>6} {rate:>7} {ci:>14}  "
             f"{'yes' if row['passes'] else 'no'}{mark}"
         )
     if flagged:

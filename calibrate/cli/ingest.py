@@ -28,6 +28,10 @@ def _counts(read: int, loaded: int, new: int, quarantined: int, withdrawn: int) 
     return text + (f", withdrawn {withdrawn}" if withdrawn else "")
 
 
+def _files(n: int) -> str:
+    return f"{n} file" if n == 1 else f"{n} files"
+
+
 IngestFormat = format_option(Format.table, Format.json)
 
 
@@ -111,19 +115,21 @@ def _print(report: IngestReport, as_json: bool, quiet: bool) -> None:
     if as_json:
         echo_json(report.to_dict())
     elif not quiet:
+        skipped = [f for f in report.files if f.status == "skipped"]
         for f in report.files:
-            name = terminal_safe(f.path)
-            if f.status == "skipped":
-                err.print(f"skipped      {name}: {terminal_safe(f.note)}", markup=False)
-                continue
-            label = "unchanged" if f.status == "unchanged" else f.kind
-            typer.echo(
-                f"{label:<10} {name}: {_counts(f.read, f.loaded, f.new, f.quarantined, f.withdrawn)}"
-            )
+            if f.status != "skipped":
+                label = "unchanged" if f.status == "unchanged" else f.kind
+                counts = _counts(f.read, f.loaded, f.new, f.quarantined, f.withdrawn)
+                typer.echo(f"{label:<10} {terminal_safe(f.path)}: {counts}")
         t = report.totals
-        typer.echo(
-            f"total: {_counts(t['read'], t['loaded'], t['new'], t['quarantined'], t['withdrawn'])}"
-        )
+        total = _counts(t["read"], t["loaded"], t["new"], t["quarantined"], t["withdrawn"])
+        # Files that are no export kind are neither read nor quarantined: counted apart, and
+        # listed (a diagnostic, on stderr) under their own heading, not among the records.
+        typer.echo(f"total: {total}" + (f"; {_files(len(skipped))} skipped" if skipped else ""))
+        if skipped:
+            err.print("skipped files (not an export kind: nothing read or stored):", markup=False)
+            for f in skipped:
+                err.print(f"  {terminal_safe(f.path)}: {terminal_safe(f.note)}", markup=False)
         if t["quarantined"]:
             err.print("see `calibrate status --quarantine` for the reasons", markup=False)
         if t["withdrawn"]:

@@ -21,6 +21,11 @@ def terminal_safe(text: Any) -> str:
     return strip_control(text)
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, with an ellipsis where it was cut (so it reads as cut)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}

@@ -26,7 +26,7 @@ from calibrate.cli.options import (
     require_match,
 )
 from calibrate.cli.render import echo_json
-from calibrate.defaults import ReadinessOptions
+from calibrate.defaults import ReadinessOptions, check_readiness_options
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.store import connect, default_path
@@ -102,14 +102,17 @@ def report_command(
     fmt, write = _stdout_format(fmt, write)
     try:
         fmts = parse_formats(write)
-        options = ReadinessOptions(
-            alpha=alpha, delta=delta, beta=beta, min_coverage=min_coverage, min_labels=min_labels,
-            drift_level=drift_level, max_error_rate=max_error_rate,
-            max_truncation_rate=max_truncation_rate, minutes_per_review=minutes_per_review,
-            audit_weeks=audit_weeks,
-        )  # fmt: skip
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(f"--write {write}: {exc}") from None
+    settings = dict(
+        alpha=alpha, delta=delta, beta=beta, min_coverage=min_coverage, min_labels=min_labels,
+        drift_level=drift_level, max_error_rate=max_error_rate,
+        max_truncation_rate=max_truncation_rate, minutes_per_review=minutes_per_review,
+        audit_weeks=audit_weeks,
+    )  # fmt: skip
+    # Checked here so that a refusal names the option (--min-coverage), not the field.
+    check_readiness_options(settings, cli=True)
+    options = ReadinessOptions(**settings)
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     path = db if db is not None else default_path()
     con = connect(path, read_only=True)

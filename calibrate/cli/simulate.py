@@ -25,7 +25,9 @@ def simulate_command(
         Path, typer.Option("--out", help="Folder to write the export into.", file_okay=False)
     ],
     runs: Annotated[int, typer.Option("--runs", min=1, help="Number of runs.")] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed; same seed, same files.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Random seed; same seed, same files.")
+    ] = 0,
     enforce_weeks: Annotated[
         int,
         typer.Option(

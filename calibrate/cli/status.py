@@ -8,7 +8,7 @@ import typer
 
 from calibrate.cli.app import app, handle_errors
 from calibrate.cli.options import DbOption, Format, format_option, require_format
-from calibrate.cli.render import echo_json, terminal_safe
+from calibrate.cli.render import clip, echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
 
@@ -78,10 +78,9 @@ def status_command(
     typer.echo("")
     typer.echo(f"{'process / step':<38} {'model':<22} {'checks':>7} {'labeled':>8}")
     for p in info["processes"]:
-        name = terminal_safe(f"{p['process']} / {p['step']}")[:38]
-        typer.echo(
-            f"{name:<38} {terminal_safe(p['model'] or '-')[:22]:<22} {p['checks']:>7} {p['labeled']:>8}"
-        )
+        name = clip(terminal_safe(f"{p['process']} / {p['step']}"), 38)
+        model = clip(terminal_safe(p["model"] or "-"), 22)
+        typer.echo(f"{name:<38} {model:<22} {p['checks']:>7} {p['labeled']:>8}")
     flagged = {k: v for k, v in info["flags"].items() if v}
     if flagged:
         typer.echo("\nflags (loaded, but worth a look):")
@@ -97,10 +96,14 @@ def status_command(
                 f"attempt {r['attempt']}: {terminal_safe(r['detail'])}"
             )
     if quarantine:
-        typer.echo("\nquarantined records:")
+        # Only records the store quarantined: a file that is no export kind is skipped by
+        # ingest (it says so there) and never stored. The list adds up to the count above.
+        typer.echo("\nquarantined records:" + ("" if rows else " none"))
         for r in rows:
             where = f"line {r['line_no']}" if r["line_no"] is not None else (r["json_path"] or "")
             typer.echo(f"  {terminal_safe(r['path'])} {where}: {terminal_safe(r['reason'])}")
+        if info["quarantined"] > len(rows):
+            typer.echo(f"  … and {info['quarantined'] - len(rows)} more (--limit lists more)")
     if withdrawn:
         typer.echo("\nwithdrawn by newer versions of files:")
         for r in gone:

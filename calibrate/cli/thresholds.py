@@ -84,7 +84,7 @@ def thresholds_command(
         ),
     ] = False,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the search/certification split.")
+        int, typer.Option("--seed", min=0, help="Seed of the search/certification split.")
     ] = 0,
     tradeoff: Annotated[
         bool,
@@ -116,8 +116,9 @@ def thresholds_command(
     and at most a share beta of what it fails would have been approved;
     among such thresholds, the ones that leave the least to a person. Only
     the latest evaluator model's checks count, unless --model names one.
-    --format yaml prints a check: block per step to paste into the process
-    file; --tradeoff --format csv prints the trade-off's rows. Where too
+    --format yaml prints an advisory: true and check: block per step to paste
+    into the process file (calibrate report says when advisory can go);
+    --tradeoff --format csv prints the trade-off's rows. Where too
     few labels certify anything, the labels needed are the smallest total at
     which the search, rerun on resampled labels, certifies a check deciding
     at least --needed-share alone in --needed-probability of the resamples.
@@ -231,7 +232,7 @@ def _shares(r: lib.Rates | None) -> str:
 
 
 def yaml_blocks(report: lib.ThresholdsReport) -> str:
-    """One YAML document per step: comment lines, then a paste-ready ``check:`` block.
+    """One YAML document per step: comment lines, then paste-ready ``advisory: true`` and ``check:``.
 
     The body is written by :func:`calibrate.textsafe.yaml_block`, so question texts that
     look like YAML syntax are quoted; only the comments carry record text, sanitised.
@@ -258,12 +259,20 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
             head += _comment(f"expected: {_shares(s.expected)}")
             if s.current_rates is not None:
                 head += _comment(f"today: {_shares(s.current_rates)}")
+            # Certified thresholds are not yet a decision to drop advisory: the report's is
+            # (coverage, drift, labels...). Its block keeps advisory: true too until READY.
+            head += _comment(
+                "certified thresholds: keep advisory: true until `calibrate report` says READY"
+            )
         else:
             head += _comment("today's check, unchanged: keep advisory: true until it is certified")
         for i, q in enumerate(s.check, start=1):
             for remark in q.remarks():
                 head += _comment(f"Q{i} {remark}")
-        body = yaml_block({"check": [q.to_check_item() for q in s.check]}, width=WIDTH)
+        # Every block says advisory: true, as the report's does for a step that is not READY:
+        # a pasted block without it would enforce the check.
+        doc = {"advisory": True, "check": [q.to_check_item() for q in s.check]}
+        body = yaml_block(doc, width=WIDTH)
         docs.append("\n".join(head) + "\n" + body)
     return "---\n".join(docs)
 

@@ -226,13 +226,15 @@ FROM s_step st;
 CREATE OR REPLACE TEMP TABLE s_check AS
 SELECT st.rec, st.line_no, st.json_path, '$.steps.' || st.step || '.check' AS path,
        st.run_id, st.process_name, st.version_text, st.step, a.current_attempt AS attempt_raw,
-       'steps.check' AS recorded_in, 2 AS priority, st.sd."check" AS chk
+       'steps.check' AS recorded_in, 2 AS priority, st.sd."check" AS chk,
+       '$.steps.' || st.step || '.attempt' AS attempt_path, st.sd.attempt AS attempt_json
 FROM s_step st JOIN s_attempt a USING (rec, step)
 WHERE st.sd."check" IS NOT NULL AND json_type(st.sd."check") <> 'NULL'
 UNION ALL
 SELECT st.rec, st.line_no, st.json_path, '$.steps.' || st.step || '.escalation.check',
        st.run_id, st.process_name, st.version_text, st.step, a.current_attempt,
-       'escalation.check', 1, (st.sd.escalation->'check')
+       'escalation.check', 1, (st.sd.escalation->'check'), '$.steps.' || st.step || '.attempt',
+       st.sd.attempt
 FROM s_step st JOIN s_attempt a USING (rec, step)
 WHERE json_type(st.sd.escalation) = 'OBJECT' AND json_type((st.sd.escalation->'check')) IS DISTINCT FROM 'NULL'
   AND (st.sd.escalation->'check') IS NOT NULL
@@ -241,7 +243,8 @@ SELECT h.rec, h.line_no, h.json_path, '$.steps.' || h.step || '.history[' || h.i
        h.run_id, h.process_name, h.version_text, h.step,
        CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
             ELSE json_attempt(h.hd.attempt) END,
-       'history', 3, h.hd."check"
+       'history', 3, h.hd."check", '$.steps.' || h.step || '.history[' || h.idx || '].attempt',
+       h.hd.attempt
 FROM s_hist h
 WHERE h.hd."check" IS NOT NULL AND json_type(h.hd."check") <> 'NULL'
 UNION ALL
@@ -251,7 +254,8 @@ SELECT k.rec, k.line_no, k.json_path, '$.handoff.check',
        coalesce((SELECT a.current_attempt FROM s_attempt a
                  WHERE a.rec = k.rec AND a.step = (k.handoff->>'step')
                    AND json_type((k.handoff->'step')) = 'VARCHAR'), 1),
-       'handoff.check', 4, (k.handoff->'check')
+       'handoff.check', 4, (k.handoff->'check'), '$.steps.' || (k.handoff->>'step') || '.attempt',
+       NULL::JSON
 FROM s_kind k
 WHERE k.kind = 'run' AND json_type(k.handoff) = 'OBJECT'
   AND (k.handoff->'check') IS NOT NULL AND json_type((k.handoff->'check')) <> 'NULL'
@@ -259,7 +263,7 @@ UNION ALL
 SELECT k.rec, k.line_no, k.json_path, '$.check',
        k.run_id, k.process_name, k.version_text, (k.step->>'$'),
        CASE WHEN k.attempt IS NULL THEN 1 ELSE json_attempt(k.attempt) END,
-       'verdict line', 0, k."check"
+       'verdict line', 0, k."check", '$.attempt', k.attempt
 FROM s_kind k
 WHERE k.kind = 'verdict';
 
@@ -328,7 +332,10 @@ SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path, path || ': "model" must be a string' FROM s_check3
     WHERE chk_type = 'OBJECT' AND v.model IS NOT NULL AND json_type(v.model) NOT IN ('VARCHAR', 'NULL')
     UNION ALL
-    SELECT rec, line_no, json_path, path || ': attempt must be a positive integer' FROM s_check3
+    -- Said at the attempt's own field (a verdict line's is top-level $.attempt, not in its check).
+    SELECT rec, line_no, json_path,
+           attempt_path || ' must be a positive integer'
+           || coalesce(', not ' || attempt_json::VARCHAR, '') FROM s_check3
     WHERE attempt_raw IS NULL OR attempt_raw < 1 OR attempt_raw > 2147483647
     UNION ALL
     SELECT rec, line_no, json_path, path || ': handoff has no "step"' FROM s_check3
