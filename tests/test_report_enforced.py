@@ -158,3 +158,15 @@ def test_the_model_table_keeps_audit_draws_apart_from_reviews(stable, tmp_path):
     assert all(row[-1].startswith("set by the draw") for row in drawn), drawn
     reviewed = [row for row in body if row[1] == "advisory review"]
     assert all("%" in row[-1] for row in reviewed), reviewed
+
+
+def test_an_enforced_step_with_no_audit_yet_renders_in_every_format(tmp_path):
+    """No audited pass yet, so no e-value figure: report.md crashed on the missing figure's name
+    (jinja2 UndefinedError; outside review), the README's flow before the first review."""
+    out, db = tmp_path / "exp", str(tmp_path / "s.duckdb")
+    sim = ["simulate", "--runs", "600", "--seed", "2", "--enforce-weeks", "4", "--out", str(out)]
+    assert runner.invoke(app, sim).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    md, doc = _report(db, tmp_path / "rep")
+    (switch,) = doc["since_the_switch"]
+    assert switch["status"] == "no_audits" and "## Since the switch" in md

@@ -108,6 +108,7 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
                 "plan": s.plan.text() if s.plan is not None else None,
                 "key": key,
                 "figure": figure,
+                "figure_file": None,  # set by write_report when the figure is written
                 "figure_b64": base64.b64encode(figure).decode("ascii") if figure else None,
             }  # fmt: skip
         )
