@@ -39,6 +39,10 @@ NEW_PERIOD_GAP_DAYS = 7
 #: the step's latest enforced check): the monitor reads each stream up to its first pending audit,
 #: so it has seen nothing new since, and "no alarm" no longer speaks for the check.
 STALE_AFTER_DAYS = 14
+#: An earlier enforcement period's alarm stands over a later period until at least this many
+#: checks recorded with advisory: true after the alarm are labeled: a return to advisory alone,
+#: without new evidence to certify the check on, does not clear it.
+RECERTIFY_MIN_LABELS = 100
 
 #: Reliability diagrams: number of bins.
 DEFAULT_BINS = 10

@@ -102,3 +102,60 @@ def test_the_report_shows_the_period_and_the_earlier_alarm_as_history(reswitched
         assert "enforcement period 2, a test of its own" in text
         assert f"ALARM on {first.false_pass.alarm_at:%Y-%m-%d}" in text
         assert "history, not today" in text
+
+
+@pytest.fixture(scope="module")
+def alarmed(tmp_path_factory):
+    """The README's shift: enforced, audited, the monitor alarms (period 1). Returns the export."""
+    root = tmp_path_factory.mktemp("alarmed")
+    out = root / "exp"
+    simulate(out, runs=2000, seed=1, enforce_weeks=12, shift_week=4, shift=0.8)
+    info = json.loads((out / ".truth" / "enforcement.json").read_text())
+    end = pd.Timestamp(info["enforced_from"]) + pd.Timedelta(weeks=info["weeks"], days=2)
+    return root, out, end.to_pydatetime()
+
+
+def _later_records(out, path, *, version, days, advisory_first):
+    """Copies of the last 60 enforced checks of the step, moved ``days`` after the last one."""
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line]
+    enforced = [r for r in runs if r["process"] == STEP["process"]
+                and r["steps"].get(STEP["step"], {}).get("check", {}).get("advisory") is False]  # fmt: skip
+    last = max(pd.Timestamp(r["steps"][STEP["step"]]["check"]["at"]) for r in enforced)
+    rows = []
+    for i, r in enumerate(enforced[-60:]):
+        check = dict(r["steps"][STEP["step"]]["check"])
+        check["at"] = (last + pd.Timedelta(days=days, hours=3 * i)).isoformat()
+        check["verdict"] = "pass" if check["verdict"] == "unsure" else check["verdict"]
+        step = {"status": "completed", "check": check}
+        rows.append({**r, "run": f"later-{i}", "version": version, "steps": {STEP["step"]: step}})
+    if advisory_first:  # one advisory check a day after the last enforced one: a return, unlabeled
+        check = {**rows[0]["steps"][STEP["step"]]["check"], "advisory": True,
+                 "at": (last + pd.Timedelta(days=1)).isoformat()}  # fmt: skip
+        rows.insert(0, {**rows[0], "run": "later-advisory",
+                        "steps": {STEP["step"]: {"status": "completed", "check": check}}})  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize("advisory_first", [False, True], ids=["version-label", "brief-return"])
+def test_an_alarm_is_not_escaped_without_new_labels(alarmed, tmp_path, advisory_first):
+    """Outside review: a version label with no process file, or one unlabeled advisory check and a
+    week's pause, began a new period and cleared the alarm (KEEP_ENFORCED on the same evidence)."""
+    root, out, when = alarmed
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [out])
+    audit.draw(con, **STEP, rate=0.5, seed=3, out=tmp_path / "a.csv", now=when)
+    review_audit(tmp_path / "a.csv", out / ".truth", tmp_path / "ra.csv")
+    ingest(con, [tmp_path / "ra.csv"])
+    (before,) = monitor_store(con).steps
+    assert before.status == "alarm"
+    later = tmp_path / "later" / "runs.jsonl"
+    later.parent.mkdir()
+    _later_records(out, later, version="3", days=7.5, advisory_first=advisory_first)
+    ingest(con, [later])
+    (step,) = monitor_store(con).steps
+    con.close()
+    assert step.status == "alarm"
+    if advisory_first:  # a new test, but the earlier alarm stands: nothing labeled since
+        assert step.period == 2 and any("the alarm stands" in w for w in step.warnings)
+    else:  # a version label alone keeps the thresholds last known: the same period
+        assert step.period == 1 and not step.earlier

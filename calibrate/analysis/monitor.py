@@ -47,7 +47,7 @@ from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, desig
     rate_monitor,
 )
 from calibrate.arguments import argument_name, check_levels
-from calibrate.defaults import STALE_AFTER_DAYS
+from calibrate.defaults import RECERTIFY_MIN_LABELS, STALE_AFTER_DAYS
 from calibrate.errors import UsageError
 from calibrate.profile import RESULT_NAMES
 from calibrate.textsafe import yaml_block
@@ -245,12 +245,7 @@ def monitor_step(
                           weeks=plan_weeks)  # fmt: skip
     if alarms:
         status = "alarm"
-        action = (
-            "Restore advisory: true on this step, so a person decides again while the check is "
-            f"re-examined ({'; '.join(alarms)}). In the process file:\n"
-            # Quoted as YAML needs: a step id is record text (`chk #1: a`).
-            + yaml_block([{"id": step, "advisory": True}], indent=2).rstrip("\n")
-        )
+        action = restore_advisory_text(step, "; ".join(alarms))
         warnings = alarms + warnings
     elif fp.audited == 0 and not fp.pending:
         status = "no_audits"
@@ -476,7 +471,9 @@ def monitor_store(
             delta=delta,
             plan_weeks=plan_weeks,
         )
-        out.append(replace(step_monitor, period=period, earlier=earlier.get((proc, stp), ())))
+        history = earlier.get((proc, stp), ())
+        step_monitor = _standing_alarm(step_monitor, history, checks, proc, stp)
+        out.append(replace(step_monitor, period=period, earlier=history))
     if since is not None:
         out = [_windowed(s, since) for s in out]
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)
@@ -533,6 +530,50 @@ def _earlier_periods(
         )
         out.setdefault((str(proc), str(stp)), []).append(entry)
     return {k: tuple(v) for k, v in out.items()}
+
+
+def _standing_alarm(s: StepMonitor, history: Sequence[dict[str, Any]], checks: pd.DataFrame,
+                    process: str, step: str) -> StepMonitor:  # fmt: skip
+    """``s``, or an alarm when an earlier period alarmed and the check was not labeled again since.
+
+    A later period is a new test, but a return to advisory alone clears nothing: the earlier
+    alarm stands until at least :data:`RECERTIFY_MIN_LABELS` checks recorded with ``advisory:
+    true`` after it are labeled, so that the certificate the new period rests on can read
+    evidence the alarm has not already contradicted.
+    """
+    alarms = [
+        min(e[k]["alarm_at"] for k in ("false_pass", "false_fail")
+            if k in e and e[k]["alarm_at"] is not None)
+        for e in history if e["alarm"]
+    ]  # fmt: skip
+    if not alarms or s.status == "alarm":
+        return s
+    last = pd.Timestamp(max(alarms))
+    last = last.tz_localize("UTC") if last.tzinfo is None else last
+    mine = checks[(checks["process"] == process) & (checks["step"] == step) & checks["advisory"]]
+    after = (pd.to_datetime(mine["at"], utc=True) > last).to_numpy() & mine[
+        "label"
+    ].notna().to_numpy()
+    n_after = int(after.sum())
+    if n_after >= RECERTIFY_MIN_LABELS:
+        return s
+    why = (
+        f"an earlier enforcement period alarmed on {last:%Y-%m-%d} and only {n_after} checks "
+        f"recorded with advisory: true have been labeled since (at least {RECERTIFY_MIN_LABELS} "
+        "to certify the check again): the alarm stands"
+    )
+    action = restore_advisory_text(step, why)
+    return replace(s, status="alarm", warnings=[why, *s.warnings], action=action, plan=None)
+
+
+def restore_advisory_text(step: str, why: str) -> str:
+    """The action of an alarm: put ``advisory: true`` back, with the paste-ready YAML."""
+    return (
+        "Restore advisory: true on this step, so a person decides again while the check is "
+        f"re-examined ({why}). In the process file:\n"
+        # Quoted as YAML needs: a step id is record text (`chk #1: a`).
+        + yaml_block([{"id": step, "advisory": True}], indent=2).rstrip("\n")
+    )
 
 
 def earlier_period_text(e: dict[str, Any]) -> str:

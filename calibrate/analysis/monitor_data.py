@@ -100,7 +100,7 @@ def read_frames(
                c.enforced,
                coalesce(e.drawn, false) AS audited,
                l.decision IN ('approved', 'completed') AS label,
-               coalesce(sig.signature, 'version ' || c.version, '') AS signature
+               sig.signature
         FROM steps c
         LEFT JOIN check_labels l USING (check_id)
         LEFT JOIN audit_eligible e USING (check_id)
@@ -142,6 +142,11 @@ def read_frames(
     checks["enforced"] = checks["enforced"].astype(bool)
     checks["label"] = checks["label"].astype("boolean")
     streams["label"] = streams["label"].astype(object).where(streams["label"].notna(), None)
+    # A version whose process file was never ingested says nothing about its thresholds: it keeps
+    # the step's last known ones (a version label alone began a new period, and so cleared an
+    # alarm; outside review).
+    step_key = [checks["process"], checks["step"]]
+    checks["signature"] = checks["signature"].groupby(step_key).ffill().fillna("")
     checks["period"], checks["current"] = periods(checks)
     period = checks.set_index("check_id")["period"]
     streams["period"] = streams["check_id"].map(period).fillna(0).astype(np.int64)
