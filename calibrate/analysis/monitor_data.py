@@ -56,9 +56,10 @@ def read_frames(
         Only this evaluator model's checks (:data:`UNKNOWN_MODEL` for those recorded
         without one).
     until : datetime, optional
-        Only checks recorded before it: the monitor as it stood then (an e-process read at a
-        time fixed in advance keeps its level). There is no ``since``: a test started at a
-        later time would be a new test at every report.
+        The monitor as it stood then: checks recorded, draws made and audit decisions made
+        before it (a prefix of the stream as it was learned, so the e-process read there keeps
+        its level). There is no ``since``: a test started at a later time would be a new test
+        at every report.
 
     Returns
     -------
@@ -130,11 +131,13 @@ def read_frames(
         FROM audit_eligible e
         JOIN audit_draws d USING (draw_id)
         JOIN checks c USING (check_id)
-        LEFT JOIN audit_labels l USING (check_id)
-        WHERE {scope}
+        -- As it stood at `until`: no draw made, and no decision made, at or after it.
+        LEFT JOIN audit_labels l
+            ON l.check_id = e.check_id AND (?::TIMESTAMPTZ IS NULL OR l.made_at < ?)
+        WHERE {scope} AND (?::TIMESTAMPTZ IS NULL OR d.drawn_at < ?)
         ORDER BY e.draw_id, e.position
         """,  # noqa: S608
-        params,
+        [until, until, *params, until, until],
     ).df()
     for frame in (checks, streams):
         frame["model"] = frame["model"].astype(object).where(frame["model"].notna(), UNKNOWN_MODEL)
