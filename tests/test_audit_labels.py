@@ -166,6 +166,7 @@ def test_certification_leaves_audit_labels_out_unless_every_decision_is_kept(tmp
     # them (an outside review: --with-escalations read READY with certified bounds).
     assert kept.status == "selected_sample" and kept.certified is None and kept.suggested is None
     assert any("run without --with-escalations" in n for n in kept.notes)
+    assert not any("never fails" in n for n in kept.notes)  # nothing is suggested to say it of
 
 
 def test_readiness_on_labels_the_enforced_check_selected_is_never_ready(tmp_path, export):

@@ -434,7 +434,14 @@ def assess_step(
     # Rates of the evaluator's health, over every check of the current model.
     error = Rate(int((cur["verdict"] == "error").sum()), int(len(cur)))
     truncation = Rate(int(cur["truncated"].astype(bool).sum()), int(len(cur)))
-    drift = drift_test(labeled["at"], labeled["verdict"], labeled["label"], level=opts.drift_level)
+    # Drift reads reviews of every verdict only: labels the enforced check selected (kept by
+    # --with-escalations) would test its selection, not the evaluator (a NO on a biased sample).
+    unselected = (
+        labeled[~after_switch_labels(labeled, keep=False)] if keep_after_switch else labeled
+    )
+    drift = drift_test(
+        unselected["at"], unselected["verdict"], unselected["label"], level=opts.drift_level
+    )
     volume = recent_volume(reviewed, days=opts.recent_days)
 
     # The suggestion (or today's thresholds) replayed on the labeled history: a point

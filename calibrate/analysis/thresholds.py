@@ -582,6 +582,7 @@ def find_thresholds(
         # Labels kept from after the switch (--with-escalations): the enforced check chose which
         # submissions a person saw, so no test on them is exact. Nothing is certified or suggested.
         status, certified, suggested = "selected_sample", None, None
+        notes = [n for n in notes if not n.startswith("the suggested check never fails")]
         notes.append(
             f"{data.enforced_labels} labeled checks were decided after the switch (kept by "
             "--with-escalations): the enforced check chose which of them a person saw, so they "

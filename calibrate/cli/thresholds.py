@@ -264,6 +264,11 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
             head += _comment(
                 "certified thresholds: keep advisory: true until `calibrate report` says READY"
             )
+        elif s.status == "selected_sample":
+            head += _comment(
+                "today's check, unchanged: nothing can be certified on labels the enforced check "
+                "selected; run without --with-escalations"
+            )
         else:
             head += _comment("today's check, unchanged: keep advisory: true until it is certified")
         for i, q in enumerate(s.check, start=1):
