@@ -265,7 +265,7 @@ def monitor_step(
             warnings = [
                 f"the oldest pending audit was drawn {overdue:%Y-%m-%d}, at least "
                 f"{STALE_AFTER_DAYS} days before the step's latest check: the monitor has read "
-                "nothing new since, so no alarm says nothing about the check now",
+                "nothing new since, so its silence says nothing about the check now",
                 *warnings,
             ]
     return StepMonitor(

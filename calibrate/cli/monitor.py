@@ -43,7 +43,7 @@ def monitor_command(
         bool,
         typer.Option(
             "--fail-on-alarm",
-            help="Exit 1 when any step is in alarm (after printing), so a script can gate on it.",
+            help="Exit 1 when any step is in alarm or stale (after printing), so a script can gate on it.",
         ),
     ] = False,
     db: DbOption = None,
@@ -52,17 +52,20 @@ def monitor_command(
 
     The false-pass test is an e-process by betting on the audit decisions
     (weighted by inverse inclusion probability): an alarm is false with
-    probability at most delta however often monitor is run. Status per step:
-    ok, alarm (with the change back to advisory: true), warning (label-free
-    signs, no certificate) or no_audits (with the audit rate needed). While
-    drawn checks await a decision, the action says to record them first; for
-    drawn checks whose decisions are all dated before the draw (no audits), it
-    says so and how to correct them. Each enforcement period (a second switch
-    after a return to advisory, or a process version with other thresholds) is
-    a test of its own; earlier periods are shown as history.
+    probability at most delta however often monitor is run, per enforcement
+    period. Status per step: ok, alarm (with the change back to advisory:
+    true), warning (label-free signs, no certificate), no_audits (with the
+    audit rate needed) or stale (a drawn check has waited 14 days or more for
+    its decision: the monitor reads nothing past it). While drawn checks await
+    a decision, the action says to record them first; for drawn checks whose
+    decisions are all dated before the draw (no audits), it says so and how to
+    correct them. Each enforcement period (a second switch after a return to
+    advisory, or a process version with other thresholds) is a test of its
+    own; earlier periods are shown as history, and an earlier alarm stands
+    until 100 advisory checks after it are labeled.
 
     Exit code 0 whatever the status; with --fail-on-alarm, 1 when any step is
-    in alarm (the output is printed first, in either format).
+    in alarm, stale included (the output is printed first, in either format).
     """
     require_format(fmt, "monitor", Format.table, Format.json)
     check_levels(alpha, delta, beta)
@@ -78,7 +81,7 @@ def monitor_command(
         echo_json(result.to_dict())
     else:
         print_table(result, alpha=alpha, beta=beta, delta=delta)
-    if fail_on_alarm and any(s.status == "alarm" for s in result.steps):
+    if fail_on_alarm and any(s.status in ("alarm", "stale") for s in result.steps):
         raise typer.Exit(1)
 
 
