@@ -789,7 +789,7 @@ def _criteria(
     out = [
         Criterion(
             "labeled_submissions", n_labeled, opts.min_labels, n_labeled >= opts.min_labels,
-            "NOT_YET", "labeled checks on the current model and wording",
+            "NOT_YET", "labeled checks on the current model and wording, without error verdicts",
             f"{n_labeled} labeled (error verdicts excluded); at least {opts.min_labels} needed",
         ),
         # A criterion's value is the certified bound or nothing: the lowest bound a candidate
