@@ -1028,3 +1028,14 @@ def test_a_never_failing_suggestion_says_so_beside_paths_that_lost():
     assert not can_fail(r.suggested)
     assert r.certified["never_fails"] and r.certified["false_fail_upper"] is None
     assert any("never fails on the answers seen" in n for n in r.notes)
+
+
+def test_best_bounds_take_each_side_from_its_own_candidate():
+    """A candidate that fails nothing has no false-fail bound (its column reads 0): on a joint
+    path it won every comparison, and a candidate's real false-fail bound went unreported."""
+    frame = pd.DataFrame(
+        {"side": ["joint", "joint"], "n_pass": [50, 80], "n_fail": [0, 20],
+         "false_pass_upper": [0.3, 0.4], "false_fail_upper": [0.0, 0.25]}
+    )  # fmt: skip
+    assert th._best_bounds(frame) == {"false_pass_upper": 0.3, "false_fail_upper": 0.25}
+    assert th._best_bounds(frame.iloc[:1]) == {"false_pass_upper": 0.3, "false_fail_upper": None}
