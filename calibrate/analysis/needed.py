@@ -26,11 +26,12 @@ person). The estimate is the smallest total on the grid at which at least
 ``probability`` of the resamples succeed; ``unattainable`` when none up to
 the cap does. A total is given up on as soon as its failures make the
 probability out of reach (sequential early stopping), so most totals cost
-three searches. The total found gets all its resamples run and a second,
-independent batch as many, and is kept when the two together reach
-``probability`` (else the next total up the grid is tried): the first total
-to reach it is the least of several noisy counts, whose own chance is lower
-than its count says. The count reported, ``k of 2 * resamples``, is exact.
+three searches. The total found is then confirmed by a second batch of
+``resamples``, drawn after it was chosen: it is kept when that batch alone
+reaches ``probability`` (else the next total up the grid is tried), since the
+first total to reach it is the least of several noisy counts, whose own
+chance is lower than its count says. The count reported, ``k of resamples``,
+is the second batch's: it took no part in choosing the total.
 
 Reading it: "with about ``total`` labels in total, the search certifies a
 check deciding at least ``share`` alone in ``k`` of ``resamples`` resampled
@@ -364,8 +365,8 @@ def estimate_needed(
                               judge_unattainable=False, min_decided=share, **search)  # fmt: skip
         return useful(res, share)
 
-    def run(m: int, *, complete: bool = False) -> int:
-        """Successes at total ``m``; stops early once ``need`` is out of (or, unless complete, in) reach."""
+    def run(m: int) -> int:
+        """Successes at total ``m``; stops early once ``need`` is out of or in reach."""
         rng = np.random.default_rng([seed, 17, m])
         seen = outcomes.setdefault(m, [])
         for r in range(resamples):
@@ -375,7 +376,7 @@ def estimate_needed(
             else:
                 resample(rng, data, m, relearn_lists=relearn, x=x)
             wins = sum(seen[: r + 1])
-            if resamples - (r + 1 - wins) < need or (wins >= need and not complete):
+            if resamples - (r + 1 - wins) < need or wins >= need:
                 break
         return sum(seen)
 
@@ -412,16 +413,15 @@ def estimate_needed(
             lo = float(mid)
     # The first total where `need` of `resamples` succeeded is the least of several noisy counts:
     # its own chance is lower than the count says (three questions, 150 labels, alpha = 0.1: 8 of
-    # 10 at 600 labels, 19 of 30 on more resamples). So a second, independent batch confirms it,
-    # pooled with the first; when the pool falls short, the next total up the grid is tried.
+    # 10 at 505 labels, 60 of 80 on more resamples). So a second batch, drawn after the total was
+    # chosen, decides and is the count reported; when it falls short, the next total up the grid.
     step = 2.0 ** (1.0 / 2**REFINE)
     total = int(hi)
-    pooled_need = math.ceil(probability * 2 * resamples - 1e-9)
     while True:
-        wins = run(total, complete=True) + confirm(total)
-        if wins >= pooled_need:
+        wins = confirm(total)
+        if wins >= need:
             return NeededLabels("insufficient_data", total=total, certified=wins,
-                                **{**base, "resamples": 2 * resamples})  # type: ignore[arg-type]  # fmt: skip
+                                **base)  # type: ignore[arg-type]  # fmt: skip
         if total >= max_labels:
             return none
         total = min(int(math.ceil(total * step)), max_labels)
