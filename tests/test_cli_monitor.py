@@ -233,3 +233,11 @@ def test_an_alarm_whose_confidence_sequence_holds_alpha_says_why(capsys):
     print_table(MonitorReport(0.05, 0.2, 0.1, [step]), alpha=0.05, beta=0.2, delta=0.1)
     out = capsys.readouterr().out
     assert "confidence sequence 0.036–0.165) vs 0.05" in out and held in out
+
+
+def test_an_alpha_the_audit_plan_cannot_double_is_refused_naming_the_option(tmp_path):
+    """monitor --alpha 0.6 ran and planned for a rise to 2 x alpha = 1.2 (outside review)."""
+    result = runner.invoke(
+        app, ["monitor", "--db", str(tmp_path / "none.duckdb"), "--alpha", "0.6"]
+    )
+    assert result.exit_code == 2 and "--alpha must be below 0.5" in result.stderr

@@ -427,6 +427,11 @@ def monitor_store(
     from calibrate.dataset import Filters, process_questions, unmatched_filters
 
     check_levels(alpha, delta, beta)
+    if 2 * alpha >= 1:  # plan_audit sizes the audit for a rise to 2 x alpha
+        raise UsageError(
+            f"alpha must be below 0.5 (the audit plan looks for a rise of the false-pass rate to "
+            f"2 x alpha), got {alpha}"
+        )
     if plan_weeks < 1:
         raise UsageError(f"plan_weeks must be at least 1, got {plan_weeks}")
     if process is not None or step is not None:
