@@ -135,9 +135,14 @@ def check_readiness_options(values: Mapping[str, Any], *, cli: bool = False) -> 
     def name(field: str) -> str:
         return argument_name(field, cli=cli)
 
-    for field in ("alpha", "delta", "beta", "drift_level", "audit_level", "audit_power"):
+    for field in ("alpha", "delta", "drift_level", "audit_level", "audit_power"):
         if field in v and not 0 < v[field] < 1:
             raise UsageError(f"{name(field)} must be in (0, 1), got {v[field]}")
+    # beta = 1: false fails uncontrolled, as for thresholds and monitor.
+    if "beta" in v and not 0 < v["beta"] <= 1:
+        raise UsageError(
+            f"{name('beta')} must be in (0, 1] (1: false fails uncontrolled), got {v['beta']}"
+        )
     for field in ("min_coverage", "max_error_rate", "max_truncation_rate"):
         if field in v and not 0 <= v[field] <= 1:
             raise UsageError(f"{name(field)} must be in [0, 1], got {v[field]}")

@@ -81,6 +81,7 @@ def test_filters_narrow_the_report(sample_store, tmp_path):
         (["--minutes-per-review", "-1"], "error: --minutes-per-review must be >= 0"),
         (["--audit-weeks", "0"], "error: --audit-weeks must be at least 1"),
         (["--alpha", "0.6"], "error: --alpha must be below 0.5 (the audit after the switch"),
+        (["--beta", "1.5"], "error: --beta must be in (0, 1] (1: false fails uncontrolled)"),
         (["--process", "no-such-process"], "--process 'no-such-process' matches no check"),
     ],
 )
@@ -151,3 +152,16 @@ def test_format_json_prints_the_report_and_an_older_format_list_still_writes(
     assert "--format md is now --write md" in old.stderr
     assert (tmp_path / "b" / "report.md").exists() and not (tmp_path / "b" / "report.json").exists()
     assert old.stdout.startswith("READY")
+
+
+def test_beta_one_leaves_false_fails_uncontrolled_as_thresholds_does(sample_store, tmp_path):
+    """report --beta 1 was refused while thresholds and monitor accept it (outside review); with
+    false fails uncontrolled no step is recommended to pre-screen on its fails."""
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["report", "--db", str(sample_store), "--beta", "1", "--out", str(out),
+                                 "--write", "json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert doc["options"]["beta"] == 1.0
+    jsonschema.validate(doc, SCHEMA)
+    assert all(s["pattern"]["recommended"] != "pre-screen" for s in doc["steps"])

@@ -893,7 +893,10 @@ def _pattern(
     one model, errors and truncations within limits), but no false-pass bound:
     the approver still signs every pass.
     """
-    ff_ok = ff_upper is not None and ff_upper <= opts.beta and (auto_fail or 0) > 0
+    # Fails act alone only under a real false-fail bound (beta = 1 leaves them uncontrolled).
+    ff_ok = (
+        opts.beta < 1 and ff_upper is not None and ff_upper <= opts.beta and (auto_fail or 0) > 0
+    )
     if decision == "READY":
         rec = "replace"
         why = (
