@@ -115,7 +115,7 @@ def alarmed(tmp_path_factory):
     return root, out, end.to_pydatetime()
 
 
-def _later_records(out, path, *, version, days, advisory_first):
+def _later_records(out, path, *, version, days, advisory_first, model=None):
     """Copies of the last 60 enforced checks of the step, moved ``days`` after the last one."""
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines() if line]
     enforced = [r for r in runs if r["process"] == STEP["process"]
@@ -126,6 +126,7 @@ def _later_records(out, path, *, version, days, advisory_first):
         check = dict(r["steps"][STEP["step"]]["check"])
         check["at"] = (last + pd.Timedelta(days=days, hours=3 * i)).isoformat()
         check["verdict"] = "pass" if check["verdict"] == "unsure" else check["verdict"]
+        check["model"] = model or check["model"]
         step = {"status": "completed", "check": check}
         rows.append({**r, "run": f"later-{i}", "version": version, "steps": {STEP["step"]: step}})
     if advisory_first:  # one advisory check a day after the last enforced one: a return, unlabeled
@@ -159,3 +160,19 @@ def test_an_alarm_is_not_escaped_without_new_labels(alarmed, tmp_path, advisory_
         assert step.period == 2 and any("the alarm stands" in w for w in step.warnings)
     else:  # a version label alone keeps the thresholds last known: the same period
         assert step.period == 1 and not step.earlier
+
+
+def test_a_new_model_on_the_enforced_step_alarms_with_or_without_a_model_filter(alarmed, tmp_path):
+    """report --model X read the reference of X only, found no certification and dropped the
+    new-model alarm (outside review); the reference is the step's advisory checks, any model."""
+    _, out, _ = alarmed
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [out])
+    later = tmp_path / "later" / "runs.jsonl"
+    later.parent.mkdir()
+    _later_records(out, later, version="2", days=1, advisory_first=False, model="evaluator-z")
+    ingest(con, [later])
+    for model in (None, "evaluator-z"):
+        (step,) = [s for s in monitor_store(con, model=model).steps if s.model == "evaluator-z"]
+        assert step.status == "alarm" and "new evaluator model" in step.warnings[0], model
+    con.close()

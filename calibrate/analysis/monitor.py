@@ -439,8 +439,13 @@ def monitor_store(
         if reason is not None:
             raise UsageError(reason)
 
-    checks, answers, streams = read_frames(con, process, step, model=model, until=until)
+    # Every model's checks: the certification reference is the step's advisory checks whatever
+    # their model (a model other than the certified one is an alarm), so only the enforced
+    # checks are narrowed to ``model`` (report --model dropped that alarm; outside review).
+    checks, answers, streams = read_frames(con, process, step, until=until)
     every = checks[checks["enforced"]]
+    if model is not None:
+        every = every[(every["model"] == model).to_numpy()]
     earlier = _earlier_periods(every[~every["current"]], streams, alpha=alpha, beta=beta,
                                delta=delta)  # fmt: skip
     out: list[StepMonitor] = []
