@@ -381,9 +381,18 @@ def estimate_needed(
         return sum(seen)
 
     def confirm(m: int) -> int:
-        """Successes at total ``m`` in a second batch of ``resamples``, drawn apart from :func:`run`'s."""
+        """Successes at total ``m`` in a second batch of ``resamples``, drawn apart from :func:`run`'s.
+
+        Run whole when it can reach ``need`` (its count is the one reported); given up, with
+        the count so far, once its failures put ``need`` out of reach.
+        """
         rng = np.random.default_rng([seed, 19, m])
-        return sum(succeeds(rng, m) for _ in range(resamples))
+        wins = 0
+        for r in range(resamples):
+            wins += succeeds(rng, m)
+            if resamples - (r + 1 - wins) < need:
+                break
+        return wins
 
     # At the cap a resample's search is nearly decided by today's rates: one that fails there
     # ends the estimate at the cost of one search.
