@@ -486,14 +486,21 @@ def test_options_are_validated(kwargs):
         rd.ReadinessOptions(**kwargs)
 
 
-def test_assess_step_takes_the_thresholds_json_and_recommends_pre_screen():
-    # A thin step whose search (given as issue 5's JSON) certified both bounds: too few
-    # labels to replace the approval, but trustworthy fails make pre-screening worth it.
-    con = build_store([StepSpec(step="thin", segments=[Segment(80, days=20)])], seed=8)
+@pytest.fixture(scope="module")
+def thin_step():
+    """Submissions and answers of a thin step (80 labels over 20 days)."""
     from calibrate.dataset import answers, submissions
 
+    con = build_store([StepSpec(step="thin", segments=[Segment(80, days=20)])], seed=8)
     subs, ans = submissions(con), answers(con)
     con.close()
+    return subs, ans
+
+
+def test_assess_step_takes_the_thresholds_json_and_recommends_pre_screen(thin_step):
+    # A thin step whose search (given as issue 5's JSON) certified both bounds: too few
+    # labels to replace the approval, but trustworthy fails make pre-screening worth it.
+    subs, ans = thin_step
     doc = {
         "status": "ok", "n_labeled": 80,
         "check": [{"ask": ASK, "kind": "yes_no", "pass": 0.8, "fail": 0.3}],
@@ -608,14 +615,10 @@ def test_the_ece_interval_is_the_same_in_the_report_and_in_curves(sample_store):
         assert tuple(q.curve.ece_ci) == tuple(curves[q.ask])
 
 
-def test_a_certified_check_that_never_fails_reads_no_false_fail_bound():
+def test_a_certified_check_that_never_fails_reads_no_false_fail_bound(thin_step):
     """A suggestion that never fails has no false-fail rate: the certificate holds no number for
     one (it read 'certified at most 0.0%' with no fails seen), and the criterion says why it holds."""
-    con = build_store([StepSpec(step="thin", segments=[Segment(80, days=20)])], seed=8)
-    from calibrate.dataset import answers, submissions
-
-    subs, ans = submissions(con), answers(con)
-    con.close()
+    subs, ans = thin_step
     doc = {
         "status": "ok", "n_labeled": 80,
         "check": [{"ask": ASK, "kind": "yes_no", "pass": 0.8, "fail": 0.0}],
