@@ -47,7 +47,7 @@ from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, desig
     rate_monitor,
 )
 from calibrate.arguments import argument_name, check_levels
-from calibrate.defaults import RECERTIFY_MIN_LABELS, STALE_AFTER_DAYS
+from calibrate.defaults import RECERTIFY_MIN_LABELS, STALE_AFTER_DAYS, check_readiness_options
 from calibrate.errors import UsageError
 from calibrate.profile import RESULT_NAMES
 from calibrate.textsafe import yaml_block
@@ -283,8 +283,7 @@ def _overdue_since(monitors: Sequence[RateMonitor], at: pd.Series) -> datetime |
     latest = pd.to_datetime(at, utc=True).max()
     if not drawn or pd.isna(latest):
         return None
-    oldest = min(pd.Timestamp(d) for d in drawn)
-    oldest = oldest.tz_localize("UTC") if oldest.tzinfo is None else oldest
+    oldest = pd.to_datetime(pd.Series(drawn), utc=True).min()
     stale = latest - oldest >= pd.Timedelta(days=STALE_AFTER_DAYS)
     return oldest.to_pydatetime() if stale else None
 
@@ -427,11 +426,8 @@ def monitor_store(
     from calibrate.dataset import Filters, process_questions, unmatched_filters
 
     check_levels(alpha, delta, beta)
-    if 2 * alpha >= 1:  # plan_audit sizes the audit for a rise to 2 x alpha
-        raise UsageError(
-            f"alpha must be below 0.5 (the audit plan looks for a rise of the false-pass rate to "
-            f"2 x alpha), got {alpha}"
-        )
+    # The audit plan looks for a rise to 2 x alpha (plan_audit's factor, the report's default).
+    check_readiness_options({"alpha": alpha})
     if plan_weeks < 1:
         raise UsageError(f"plan_weeks must be at least 1, got {plan_weeks}")
     if process is not None or step is not None:
@@ -558,8 +554,7 @@ def _standing_alarm(s: StepMonitor, history: Sequence[dict[str, Any]], checks: p
     ]  # fmt: skip
     if not alarms or s.status == "alarm":
         return s
-    last = pd.Timestamp(max(alarms))
-    last = last.tz_localize("UTC") if last.tzinfo is None else last
+    last = pd.to_datetime(pd.Series(alarms), utc=True).max()
     mine = checks[(checks["process"] == process) & (checks["step"] == step) & checks["advisory"]]
     after = (pd.to_datetime(mine["at"], utc=True) > last).to_numpy() & mine[
         "label"

@@ -21,7 +21,7 @@ from calibrate.cli.options import (
     require_format,
 )
 from calibrate.cli.render import echo_json, terminal_safe
-from calibrate.errors import UsageError
+from calibrate.defaults import check_readiness_options
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
 
@@ -70,11 +70,7 @@ def monitor_command(
     """
     require_format(fmt, "monitor", Format.table, Format.json)
     check_levels(alpha, delta, beta)
-    if 2 * alpha >= 1:
-        raise UsageError(
-            "--alpha must be below 0.5 (the audit plan looks for a rise of the false-pass rate "
-            f"to 2 x alpha), got {alpha}"
-        )
+    check_readiness_options({"alpha": alpha}, cli=True)  # the plan looks for 2 x alpha
     con = connect(db, read_only=True)
     try:
         require_enforced(con, process, step)
