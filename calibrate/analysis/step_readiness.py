@@ -530,7 +530,7 @@ def assess_step(
         coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
         poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
         cov_n=cov_n, best_n=best_n,
-        never_fails=certified and bool(tv.certified and tv.certified.get("never_fails")),
+        never_fails=certified and bool(tv.certified.get("never_fails")),
     )  # fmt: skip
     decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
                        best_cov=best_cov, right_way=right_way, cov_n=cov_n,
