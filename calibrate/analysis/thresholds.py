@@ -532,7 +532,20 @@ def find_thresholds(
         if chosen is not None:
             suggested = path.configs[chosen]
     candidates = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    if suggested is not None:
+    if fixed and (suggested is None or data.enforced_labels):
+        n_search, n_cert = 0, data.n  # nothing certified: read from the fixed paths, every label
+    if data.enforced_labels:
+        # Labels kept from after the switch (--with-escalations): the enforced check chose which
+        # submissions a person saw, so no test on them is exact. Nothing is certified, suggested
+        # or judged unattainable; the candidates stay, as a diagnostic (best_bounds).
+        status, certified, suggested = "selected_sample", None, None
+        notes.append(
+            f"{data.enforced_labels} labeled checks were decided after the switch (kept by "
+            "--with-escalations): the enforced check chose which of them a person saw, so they "
+            "are no random sample of the submissions and nothing is certified on them; run "
+            "without --with-escalations for a certificate"
+        )
+    elif suggested is not None:
         status = "ok"
         # Never fails by its rule, and fails no labeled row (an answer outside a choice's declared
         # names fails under check-1 whatever the lists say). Read from the suggestion itself on
@@ -556,8 +569,6 @@ def find_thresholds(
         # limits), so a looser limit never reads worse. How many labels would do is estimated
         # apart (calibrate.analysis.needed, by search_step): it reruns this search on resamples.
         certified = None
-        if fixed:
-            n_search, n_cert = 0, data.n  # read from the fixed paths, which count every label
         sides = ("pass",) if single else ("pass", "fail")
         rows = (
             candidates[candidates["side"] == "pass"]
@@ -578,17 +589,6 @@ def find_thresholds(
             rows = pd.concat([fixed_rows, reference], ignore_index=True)
         worse = _measurably_worse(rows, alpha=alpha, beta=beta, delta=delta, sides=sides)
         status = "unattainable" if worse else "insufficient_data"
-    if data.enforced_labels:
-        # Labels kept from after the switch (--with-escalations): the enforced check chose which
-        # submissions a person saw, so no test on them is exact. Nothing is certified or suggested.
-        status, certified, suggested = "selected_sample", None, None
-        notes = [n for n in notes if not n.startswith("the suggested check never fails")]
-        notes.append(
-            f"{data.enforced_labels} labeled checks were decided after the switch (kept by "
-            "--with-escalations): the enforced check chose which of them a person saw, so they "
-            "are no random sample of the submissions and nothing is certified on them; run "
-            "without --with-escalations for a certificate"
-        )
     expected = replay_cached(suggested, data) if suggested is not None else current_rates
     best_bounds = {**_best_bounds(candidates), "confidence": 1 - delta}
     return StepThresholds(
