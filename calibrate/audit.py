@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis.monitor import unenforced_reason
+from calibrate.analysis.monitor_data import read_checks
 from calibrate.arguments import argument_name
 from calibrate.errors import UsageError
 from calibrate.textsafe import csv_cell
@@ -137,7 +138,11 @@ def eligible_checks(
 
     Enforced: recorded with ``advisory: false`` at or after the step's first
     pass or unsure verdict recorded so (a blocking fail in ``handoff.check``
-    alone may predate the switch); a check without a time counts.
+    alone may predate the switch); a check without a time counts. Only checks
+    of the step's current enforcement period
+    (:func:`calibrate.analysis.monitor_data.read_checks`): after a return to
+    advisory and a second switch, or under other thresholds, the earlier
+    period's checks are history.
 
     Returns
     -------
@@ -156,7 +161,12 @@ def eligible_checks(
             WHERE e.process = c.process AND e.step = c.step
               AND e.advisory IS NOT DISTINCT FROM false AND e.verdict IN ('pass', 'unsure')
         ), true)"""
-    return con.execute(_SCORED.format(which=which), [process, step, list(verdicts)]).df()
+    elig = con.execute(_SCORED.format(which=which), [process, step, list(verdicts)]).df()
+    # Only the current enforcement period's: an earlier period's stream is history (the monitor
+    # reads it for no status), so an audit of it would spend the reviewers' time on nothing.
+    checks = read_checks(con, process, step)
+    current = checks.loc[checks["current"], "check_id"].astype(str)
+    return elig[elig["check_id"].astype(str).isin(current)].reset_index(drop=True)
 
 
 def reference_checks(

@@ -176,3 +176,24 @@ def test_a_new_model_on_the_enforced_step_alarms_with_or_without_a_model_filter(
         (step,) = [s for s in monitor_store(con, model=model).steps if s.model == "evaluator-z"]
         assert step.status == "alarm" and "new evaluator model" in step.warnings[0], model
     con.close()
+
+
+def test_a_draw_after_a_second_switch_offers_only_the_current_period(tmp_path):
+    """Period 1's checks that no draw considered are history: a draw offers period 2's only."""
+    a, b = tmp_path / "A", tmp_path / "B"
+    simulate(a, runs=1200, seed=1, enforce_weeks=6)
+    info = json.loads((a / ".truth" / "enforcement.json").read_text())
+    end_a = pd.Timestamp(info["enforced_from"]) + pd.Timedelta(weeks=info["weeks"], days=2)
+    simulate(b, runs=1200, seed=2, enforce_weeks=6, start=end_a.to_pydatetime())
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [a, b])
+    assert monitor_store(con).steps[0].period == 2
+    elig = audit.eligible_checks(con, STEP["process"], STEP["step"], ("pass",))
+    since_b = pd.Timestamp(
+        json.loads((b / ".truth" / "enforcement.json").read_text())["enforced_from"]
+    )
+    assert len(elig) > 0
+    assert (pd.to_datetime(elig["at"], utc=True) >= since_b - pd.Timedelta(days=1)).all()
+    drawn = audit.draw(con, **STEP, rate=1.0, seed=5)
+    assert drawn.n_eligible == len(elig)
+    con.close()

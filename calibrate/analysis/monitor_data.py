@@ -42,6 +42,74 @@ _SIGNATURE = """
 """
 
 
+def _scope(
+    process: str | None, step: str | None, model: str | None, until: Any
+) -> tuple[str, list[Any], str]:
+    """The WHERE text selecting checks of ``process``/``step``/``model`` before ``until``, and
+    its parameters; and the query of those steps' checks with ``enforced`` (twice the parameters).
+    """
+    # A check recorded without a model is UNKNOWN_MODEL here, as in step_data: NULL would fall
+    # out of the model's group (NULL = NULL is not true) and its audits with it.
+    params = [process, process, step, step, model, UNKNOWN_MODEL, model, until, until]
+    scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
+        AND (? IS NULL OR coalesce(c.model, ?) = ?)
+        AND (?::TIMESTAMPTZ IS NULL OR c.checked_at < ?)"""
+    # A step is enforced from its first pass or unsure verdict recorded with advisory: false
+    # (only an enforced check records those; a blocking fail alone may predate the switch).
+    enforced = f"""
+        WITH since AS (
+            SELECT process, step, min(checked_at) AS since FROM checks c
+            WHERE {scope} AND advisory IS NOT DISTINCT FROM false AND verdict IN ('pass', 'unsure')
+            GROUP BY ALL
+        )
+        SELECT c.*, (c.advisory IS NOT DISTINCT FROM false
+                     AND c.checked_at >= s.since) AS enforced
+        FROM checks c JOIN since s USING (process, step)
+        WHERE {scope}
+    """  # noqa: S608 - fixed text
+    return scope, params, enforced
+
+
+def read_checks(
+    con: Any, process: str | None, step: str | None, *, model: str | None = None,
+    until: Any = None,
+) -> pd.DataFrame:  # fmt: skip
+    """Every check of the enforced steps in time order, with its enforcement ``period``.
+
+    Parameters are those of :func:`read_frames`; the frame is its ``checks``.
+    """
+    _, params, enforced = _scope(process, step, model, until)
+    checks = con.execute(
+        f"""
+        WITH steps AS ({enforced}), sig AS ({_SIGNATURE})
+        SELECT c.check_id, c.process, c.step, c.model, c.version, c.verdict,
+               c.checked_at AS "at",
+               NOT c.enforced AND coalesce(c.advisory, true) AS advisory,
+               c.enforced,
+               coalesce(e.drawn, false) AS audited,
+               l.decision IN ('approved', 'completed') AS label,
+               sig.signature
+        FROM steps c
+        LEFT JOIN check_labels l USING (check_id)
+        LEFT JOIN audit_eligible e USING (check_id)
+        LEFT JOIN sig ON sig.process = c.process AND sig.version = c.version AND sig.step = c.step
+        ORDER BY c.checked_at NULLS LAST, c.check_id
+        """,  # noqa: S608 - fixed text
+        params * 2,  # the scope twice: the switch's time and the checks
+    ).df()
+    checks["model"] = checks["model"].astype(object).where(checks["model"].notna(), UNKNOWN_MODEL)
+    checks["advisory"] = checks["advisory"].astype(bool)
+    checks["enforced"] = checks["enforced"].astype(bool)
+    checks["label"] = checks["label"].astype("boolean")
+    # A version whose process file was never ingested says nothing about its thresholds: it keeps
+    # the step's last known ones (a version label alone began a new period, and so cleared an
+    # alarm; outside review).
+    step_key = [checks["process"], checks["step"]]
+    checks["signature"] = checks["signature"].groupby(step_key).ffill().fillna("")
+    checks["period"], checks["current"] = periods(checks)
+    return checks
+
+
 def read_frames(
     con: Any, process: str | None, step: str | None, *, model: str | None = None,
     until: Any = None,
@@ -73,43 +141,8 @@ def read_frames(
         Every check an audit draw considered, in draw order, with its ``period``.
     """
     # The tests run over the whole stream from the switch, up to `until` (monitor_store).
-    # A check recorded without a model is UNKNOWN_MODEL here, as in step_data: NULL would fall
-    # out of the model's group (NULL = NULL is not true) and its audits with it.
-    params = [process, process, step, step, model, UNKNOWN_MODEL, model, until, until]
-    scope = """(? IS NULL OR c.process = ?) AND (? IS NULL OR c.step = ?)
-        AND (? IS NULL OR coalesce(c.model, ?) = ?)
-        AND (?::TIMESTAMPTZ IS NULL OR c.checked_at < ?)"""
-    # A step is enforced from its first pass or unsure verdict recorded with advisory: false
-    # (only an enforced check records those; a blocking fail alone may predate the switch).
-    enforced = f"""
-        WITH since AS (
-            SELECT process, step, min(checked_at) AS since FROM checks c
-            WHERE {scope} AND advisory IS NOT DISTINCT FROM false AND verdict IN ('pass', 'unsure')
-            GROUP BY ALL
-        )
-        SELECT c.*, (c.advisory IS NOT DISTINCT FROM false
-                     AND c.checked_at >= s.since) AS enforced
-        FROM checks c JOIN since s USING (process, step)
-        WHERE {scope}
-    """  # noqa: S608 - fixed text
-    checks = con.execute(
-        f"""
-        WITH steps AS ({enforced}), sig AS ({_SIGNATURE})
-        SELECT c.check_id, c.process, c.step, c.model, c.version, c.verdict,
-               c.checked_at AS "at",
-               NOT c.enforced AND coalesce(c.advisory, true) AS advisory,
-               c.enforced,
-               coalesce(e.drawn, false) AS audited,
-               l.decision IN ('approved', 'completed') AS label,
-               sig.signature
-        FROM steps c
-        LEFT JOIN check_labels l USING (check_id)
-        LEFT JOIN audit_eligible e USING (check_id)
-        LEFT JOIN sig ON sig.process = c.process AND sig.version = c.version AND sig.step = c.step
-        ORDER BY c.checked_at NULLS LAST, c.check_id
-        """,  # noqa: S608 - fixed text
-        params * 2,  # the scope twice: the switch's time and the checks
-    ).df()
+    scope, params, enforced = _scope(process, step, model, until)
+    checks = read_checks(con, process, step, model=model, until=until)
     answers = con.execute(
         f"""
         WITH steps AS ({enforced})
@@ -139,18 +172,10 @@ def read_frames(
         """,  # noqa: S608
         [until, until, *params, until, until],
     ).df()
-    for frame in (checks, streams):
-        frame["model"] = frame["model"].astype(object).where(frame["model"].notna(), UNKNOWN_MODEL)
-    checks["advisory"] = checks["advisory"].astype(bool)
-    checks["enforced"] = checks["enforced"].astype(bool)
-    checks["label"] = checks["label"].astype("boolean")
+    streams["model"] = (
+        streams["model"].astype(object).where(streams["model"].notna(), UNKNOWN_MODEL)
+    )
     streams["label"] = streams["label"].astype(object).where(streams["label"].notna(), None)
-    # A version whose process file was never ingested says nothing about its thresholds: it keeps
-    # the step's last known ones (a version label alone began a new period, and so cleared an
-    # alarm; outside review).
-    step_key = [checks["process"], checks["step"]]
-    checks["signature"] = checks["signature"].groupby(step_key).ffill().fillna("")
-    checks["period"], checks["current"] = periods(checks)
     period = checks.set_index("check_id")["period"]
     streams["period"] = streams["check_id"].map(period).fillna(0).astype(np.int64)
     return checks, answers, streams

@@ -57,6 +57,10 @@ def draw_command(
 ) -> None:
     """Draw enforced checks (advisory: false) that no earlier draw considered, store the draw, write a CSV.
 
+    Only checks of the step's current enforcement period are offered: after a
+    return to advisory and a second switch, or under other thresholds, the
+    earlier period is history (see `calibrate monitor`).
+
     The CSV is a decision table (run, process, step, attempt, decision, by, at,
     note) with the decisions blank, followed by read-only context (verdict,
     check time, model, answers, draw, time of the draw, inclusion probability). Fill in decision,
@@ -87,7 +91,8 @@ def draw_command(
     if result.draw_id is None:
         raise UsageError(
             f"no eligible checks: no {'/'.join(result.verdicts)} check recorded with advisory: "
-            "false since the switch that no earlier draw considered; nothing stored, no CSV written"
+            "false in the current enforcement period that no earlier draw considered; nothing "
+            "stored, no CSV written"
         )
     if result.n_drawn == 0:
         typer.echo(empty_draw_note(result), err=True)
