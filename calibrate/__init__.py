@@ -43,7 +43,7 @@ _LAZY = {
     "connect": "calibrate.store",
     "agreement": "calibrate.analysis.agreement",
     "approvers": "calibrate.analysis.agreement",
-    "corrected_pass_rate": "calibrate.analysis.agreement",
+    "corrected_pass_rate": "calibrate.analysis.corrected",
     "calibrate_answers": "calibrate.analysis.calibration",
     "fit_recalibrator": "calibrate.analysis.calibration",
     "reliability_curve": "calibrate.analysis.calibration",

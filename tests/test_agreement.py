@@ -22,8 +22,8 @@ from calibrate.analysis.agreement import (
     agreement,
     agreement_records,
     approvers,
-    corrected_pass_rate,
 )
+from calibrate.analysis.corrected import corrected_pass_rate
 from calibrate.analysis.stats import (
     bootstrap_ci,
     cohen_kappa,

@@ -16,6 +16,7 @@ import pytest
 
 from calibrate import dataset
 from calibrate.analysis import agreement as lib
+from calibrate.analysis import corrected
 from calibrate.analysis.stats import bootstrap_ci, bootstrap_counts_ci, wilson_interval
 from calibrate.consistency import contradicting_results, contradiction_count
 from calibrate.store import connect
@@ -116,8 +117,8 @@ def test_agreement_on_the_input_columns_equals_the_whole_view(con, analysis, by)
         got = lib.approver_records(lib.approvers(lean, by=by))
         want = lib.approver_records(lib.approvers(subs, by=by))
     elif analysis == "corrected":
-        got = lib.corrected_records(lib.corrected_pass_rate(lean, by=by))
-        want = lib.corrected_records(lib.corrected_pass_rate(subs, by=by))
+        got = corrected.corrected_records(corrected.corrected_pass_rate(lean, by=by))
+        want = corrected.corrected_records(corrected.corrected_pass_rate(subs, by=by))
     else:
         got = lib.agreement_records(lib.agreement(lean, by=by))
         want = lib.agreement_records(lib.agreement(subs, by=by))

@@ -14,7 +14,8 @@ Disagreements are not alike, so they are reported separately:
 * **unsure** — a person's time. ``unsure_rate = P(unsure)`` over all checks.
 
 Every rate comes with its denominator and a Wilson score interval; kappa with
-the Fleiss-Cohen-Everitt large-sample interval. All functions are pure: they
+the Fleiss-Cohen-Everitt large-sample interval (the corrected pass rate of
+the unlabeled submissions is :mod:`calibrate.analysis.corrected`). All functions are pure: they
 take the DataFrames of :func:`calibrate.dataset.submissions` /
 :func:`calibrate.dataset.answers` and return DataFrames, one row per group.
 
@@ -24,9 +25,7 @@ References
    statistical inference. JASA 22(158), 209-212.
 .. [2] Fleiss, J. L., Cohen, J. and Everitt, B. S. (1969). Large sample
    standard errors of kappa and weighted kappa. Psychological Bulletin 72(5).
-.. [3] Rogan, W. J. and Gladen, B. (1978). Estimating prevalence from the
-   results of a screening test. American Journal of Epidemiology 107(1).
-.. [4] Goddard, K., Roudsari, A. and Wyatt, J. C. (2012). Automation bias: a
+.. [3] Goddard, K., Roudsari, A. and Wyatt, J. C. (2012). Automation bias: a
    systematic review of frequency, effect mediators, and mitigators. JAMIA
    19(1), 121-127.
 """
@@ -39,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis.rate import plain as _plain
-from calibrate.analysis.stats import MIN_N, cohen_kappa, rogan_gladen, wilson_interval
+from calibrate.analysis.stats import MIN_N, cohen_kappa, wilson_interval
 
 #: Group keys accepted by ``by``; ``approver`` is the decision's ``decided_by``,
 #: ``week``/``day``/``month`` are UTC buckets of the check's ``at``.
@@ -110,12 +109,6 @@ APPROVER_COLUMNS = [
     "n_decided", "agree", "agree_low", "agree_high",
     "n_timed", "median_review_s", "flag", "flag_reason", "note",
 ]  # fmt: skip
-#: Columns of :func:`corrected_pass_rate` after the group keys.
-CORRECTED_COLUMNS = [
-    "n_labeled", "n_unlabeled", "n_unlabeled_decided", "labeled_acceptable_rate", "apparent_pass_rate",
-    "tpr", "tnr", "estimate", "low", "high", "n_boot", "note",
-]  # fmt: skip
-
 
 #: The view column behind a group key, where it has another name.
 _KEY_SOURCES = {
@@ -147,7 +140,8 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
         The grouping, as passed to the analysis (``None`` for its default).
     analysis : {"agreement", "question", "approvers", "corrected"}, default="agreement"
         :func:`agreement` on submissions, :func:`agreement` by question (the
-        answers' columns), :func:`approvers`, :func:`corrected_pass_rate`.
+        answers' columns), :func:`approvers`,
+        :func:`calibrate.analysis.corrected.corrected_pass_rate`.
 
     Returns
     -------
@@ -164,14 +158,14 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
             f"unknown analysis {analysis!r}; choose from {', '.join(_ANALYSIS_COLUMNS)}"
         )
     default = () if analysis == "approvers" else DEFAULT_BY
-    keys = _expand_question(_validate_by(by, default=default))
+    keys = _expand_question(validate_by(by, default=default))
     # Only the question level has question text; elsewhere the analysis rejects the key.
     sources = [_KEY_SOURCES.get(k, k) for k in keys if k != "question" or analysis == "question"]
     flat = [c for src in sources for c in ((src,) if isinstance(src, str) else src)]
     return list(dict.fromkeys([*_ANALYSIS_COLUMNS[analysis], *flat]))
 
 
-def _validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
+def validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
     if by is None:
         return list(default)
     keys = [by] if isinstance(by, str) else list(by)
@@ -183,7 +177,7 @@ def _validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> l
     return keys
 
 
-def _key_frame(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+def key_frame(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
     """The group key columns of ``df``, derived where needed (approver, time buckets)."""
     out = {}
     at = pd.to_datetime(df["at"], utc=True) if any(k in TIME_KEYS for k in keys) else None
@@ -236,7 +230,7 @@ def _expand_question(keys: list[str]) -> list[str]:
     return out + keys
 
 
-def _group_sums(keys_df: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
+def group_sums(keys_df: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
     frame = pd.concat([keys_df, values], axis=1)
     if not len(keys_df.columns):
         return values.sum().to_frame().T
@@ -371,8 +365,8 @@ def agreement(
         TPR and TNR take the check's **pass** as the positive call for
         "acceptable" over **all** labeled verdicts: unsure and error count as
         "not pass", because once ``advisory`` is dropped neither lets work
-        through. They are the sensitivity and specificity used by
-        :func:`corrected_pass_rate`. Each rate ``x`` has ``x_low``/``x_high``
+        through. (:func:`calibrate.analysis.corrected.corrected_pass_rate`
+        measures its own over pass and fail verdicts only.) Each rate ``x`` has ``x_low``/``x_high``
         (columns ``agree_low``, ``false_pass_low``, ``tpr_low``, ...): Wilson
         score intervals, NaN where the denominator is 0. Kappa has
         ``kappa_low``/``kappa_high`` from the Fleiss-Cohen-Everitt
@@ -401,7 +395,7 @@ def agreement(
     >>> int(row["n"]), float(row["false_pass_rate"]), round(float(row["agree"]), 3)
     (3, 0.5, 0.667)
     """
-    keys = _expand_question(_validate_by(by, default=DEFAULT_BY))
+    keys = _expand_question(validate_by(by, default=DEFAULT_BY))
     question_level = "question" in keys
     if question_level:
         if answers is None:
@@ -429,8 +423,8 @@ def agreement(
     ind["conflicts"] = (conflict & labeled).astype(np.int64)
     values = pd.DataFrame(ind, index=data.index)
 
-    key_df = _key_frame(data, keys)
-    out = _group_sums(key_df, values)
+    key_df = key_frame(data, keys)
+    out = group_sums(key_df, values)
     # Distinct models per group: a count, so a row that pools models says so.
     model = data["model"].astype("string").fillna("(none)")
     if keys:
@@ -656,7 +650,7 @@ def approvers(
     .. [2] Wilson, E. B. (1927). Probable inference, the law of succession, and
        statistical inference. JASA 22(158), 209-212.
     """
-    extra = _validate_by(by, default=())
+    extra = validate_by(by, default=())
     keys = ["approver", *[k for k in _expand_question(extra) if k != "approver"]]
     if "question" in keys:
         raise ValueError("the approver view is per submission; 'question' is not a key here")
@@ -689,8 +683,8 @@ def approvers(
         },
         index=data.index,
     )
-    key_df = _key_frame(data, keys)
-    out = _group_sums(key_df, values)
+    key_df = key_frame(data, keys)
+    out = group_sums(key_df, values)
     medians = (
         pd.concat([key_df, review.rename("__review")], axis=1)
         .groupby(keys, dropna=False, sort=True)["__review"]
@@ -724,227 +718,6 @@ def approvers(
     out.attrs["interval_method"] = "Wilson score 95%"
     out.attrs["thresholds"] = {"agree_above": agree_above, "review_below_s": review_below_s}
     return out
-
-
-def corrected_pass_rate(
-    submissions: pd.DataFrame,
-    *,
-    by: str | Sequence[str] | None = None,
-    confidence: float = 0.95,
-    n_boot: int = 2000,
-    seed: int = 0,
-    min_n: int = MIN_N,
-) -> pd.DataFrame:
-    """Estimated true acceptable rate of the **unlabeled** submissions the check decided, per group.
-
-    Once approvals stop, the check's own verdicts are all that is observed for
-    the submissions it decides alone (pass or fail); an unsure one still goes
-    to a person. So the estimate is for the unlabeled submissions with a pass
-    or fail verdict, and unsure (and error) verdicts are a class of their own,
-    counted and left out on both sides: lumping them with fails would read an
-    unlabeled set of unsure verdicts as 0% acceptable. With the check's
-    sensitivity ``tpr = P(pass | acceptable, decided)`` and specificity
-    ``tnr = P(fail | not acceptable, decided)`` measured on the labeled
-    submissions of the same group, the Rogan-Gladen estimator [1]_ corrects
-    the apparent pass rate ``q`` of the decided unlabeled ones::
-
-        estimate = (q + tnr - 1) / (tpr + tnr - 1), clipped to [0, 1]
-
-    The interval is a percentile bootstrap [2]_ that resamples both sets:
-    the labeled 2x2 table (pass / fail x acceptable / not) from a
-    multinomial and the unlabeled pass count from a binomial, so the
-    uncertainty of ``tpr``, ``tnr`` and ``q`` all count. An interval of zero
-    width (every resample at one value, as when the estimate is clipped at a
-    bound every time) is not reported: it would claim a certainty the
-    resampling cannot give.
-
-    Assumes the labeled submissions are representative of the unlabeled ones
-    (same step, model and kind of work); a drift breaks the correction.
-
-    Parameters
-    ----------
-    submissions : pandas.DataFrame
-        As returned by :func:`calibrate.dataset.submissions`. Labeled rows are
-        those with a ``label``; unlabeled submissions are the latest check of
-        each attempt (``is_latest``) without one.
-    by : str or sequence of str, optional
-        Group keys (not ``question`` or ``approver``); default
-        :data:`DEFAULT_BY`.
-    confidence : float, default=0.95
-        Level of the bootstrap interval.
-    n_boot : int, default=2000
-        Bootstrap resamples.
-    seed : int, default=0
-        Seed of the resampling.
-    min_n : int, default=:data:`calibrate.analysis.stats.MIN_N`
-        Fewer labeled acceptable or not-acceptable submissions than this get a
-        "too few" note.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The key columns, then :data:`CORRECTED_COLUMNS`: ``n_unlabeled`` (all
-        unlabeled latest checks) and ``n_unlabeled_decided`` (those with a pass
-        or fail verdict, the ones estimated), ``apparent_pass_rate`` of the
-        decided unlabeled set, ``tpr``/``tnr`` from the labeled set,
-        ``labeled_acceptable_rate`` for comparison, the clipped
-        ``estimate`` with its interval ``low``/``high``, and a ``note`` saying
-        why a value is missing. NaN where there is nothing to correct (no
-        unlabeled submissions), where ``tpr`` or ``tnr`` cannot be measured, or
-        where ``tpr + tnr <= 1`` (the check does not tell the two apart). The
-        interval is NaN when fewer than half of the resamples give an
-        estimate.
-
-    References
-    ----------
-    .. [1] Rogan, W. J. and Gladen, B. (1978). Estimating prevalence from the
-       results of a screening test. American Journal of Epidemiology 107(1),
-       71-76.
-    .. [2] Lang, Z. and Reiczigel, J. (2014). Confidence limits for prevalence
-       of disease adjusted for estimated sensitivity and specificity.
-       Preventive Veterinary Medicine 113(1), 13-22.
-    """
-    keys = _validate_by(by, default=DEFAULT_BY)
-    bad = [k for k in keys if k in ("question", "approver")]
-    if bad:
-        raise ValueError(
-            f"{bad} cannot group unlabeled submissions; use process, step, model or time keys"
-        )
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    label = submissions["label"].astype("boolean")
-    labeled = label.notna().to_numpy()
-    acc = label.fillna(False).to_numpy(dtype=bool)
-    latest = submissions["is_latest"].astype("boolean").fillna(True).to_numpy(dtype=bool)
-    unlabeled = ~labeled & latest
-    verdict = submissions["verdict"].astype("string")
-    passed = (verdict == "pass").fillna(False).to_numpy(dtype=bool)
-    failed = (verdict == "fail").fillna(False).to_numpy(dtype=bool)
-    decided = passed | failed
-    values = pd.DataFrame(
-        {
-            "tp": (labeled & acc & passed).astype(np.int64),
-            "fn": (labeled & acc & failed).astype(np.int64),
-            "fp": (labeled & ~acc & passed).astype(np.int64),
-            "tn": (labeled & ~acc & failed).astype(np.int64),
-            "n_lab_all": labeled.astype(np.int64),
-            "n_acc_all": (labeled & acc).astype(np.int64),
-            "n_unlabeled": unlabeled.astype(np.int64),
-            "n_unlabeled_decided": (unlabeled & decided).astype(np.int64),
-            "u_pass": (unlabeled & passed).astype(np.int64),
-        },
-        index=submissions.index,
-    )
-    out = _group_sums(_key_frame(submissions, keys), values)
-    tp, fn, fp, tn = (out[c].to_numpy(dtype=float) for c in ("tp", "fn", "fp", "tn"))
-    n_all = out["n_unlabeled"].to_numpy(dtype=float)
-    n_unl = out["n_unlabeled_decided"].to_numpy(dtype=float)
-    u_pass = out["u_pass"].to_numpy(dtype=float)
-    n_lab = out["n_lab_all"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpr = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
-        tnr = np.where(fp + tn > 0, tn / (fp + tn), np.nan)
-        q = np.where(n_unl > 0, u_pass / n_unl, np.nan)
-        out["labeled_acceptable_rate"] = np.where(
-            n_lab > 0, out["n_acc_all"].to_numpy(dtype=float) / n_lab, np.nan
-        )
-    out["n_labeled"] = n_lab.astype(np.int64)
-    out["apparent_pass_rate"] = q
-    out["tpr"] = tpr
-    out["tnr"] = tnr
-    out["estimate"] = rogan_gladen(q, tpr, tnr)
-    raw = rogan_gladen(q, tpr, tnr, clip=False)
-    rng = np.random.default_rng(seed)
-    lows, highs, notes = [], [], []
-    for i in range(len(out)):
-        lo, hi = _rg_bootstrap(
-            tp[i], fn[i], fp[i], tn[i], u_pass[i], n_unl[i], rng, n_boot, confidence
-        )
-        lows.append(lo)
-        highs.append(hi)
-        note = _rg_note(
-            tp[i] + fn[i], fp[i] + tn[i], n_unl[i], n_all[i], tpr[i], tnr[i], raw[i], min_n
-        )
-        if np.isfinite(lo) and lo == hi:
-            lows[-1] = highs[-1] = np.nan
-            note = "; ".join(
-                filter(None, [note, "no interval: every resample gave the same estimate"])
-            )
-        notes.append(note)
-    out["low"] = np.asarray(lows, dtype=float)
-    out["high"] = np.asarray(highs, dtype=float)
-    out["n_boot"] = n_boot
-    out["note"] = pd.Series(notes, index=out.index, dtype="string")
-    out = out[[*keys, *CORRECTED_COLUMNS]]
-    out.attrs["interval_method"] = f"percentile bootstrap {confidence:.0%}, {n_boot} resamples"
-    return out
-
-
-def _rg_bootstrap(
-    tp: float,
-    fn: float,
-    fp: float,
-    tn: float,
-    u_pass: float,
-    n_unl: float,
-    rng: np.random.Generator,
-    n_boot: int,
-    confidence: float,
-) -> tuple[float, float]:
-    nan = (float("nan"), float("nan"))
-    n_lab = tp + fn + fp + tn
-    if n_lab == 0 or n_unl == 0 or tp + fn == 0 or fp + tn == 0:
-        return nan
-    cells = rng.multinomial(int(n_lab), np.array([tp, fn, fp, tn]) / n_lab, size=n_boot)
-    b_tp, b_fn, b_fp, b_tn = cells.T.astype(float)
-    b_q = rng.binomial(int(n_unl), u_pass / n_unl, size=n_boot) / n_unl
-    with np.errstate(invalid="ignore", divide="ignore"):
-        b_tpr = b_tp / (b_tp + b_fn)
-        b_tnr = b_tn / (b_fp + b_tn)
-    est = rogan_gladen(b_q, b_tpr, b_tnr)
-    finite = est[np.isfinite(est)]
-    if finite.size < n_boot / 2:
-        return nan
-    a = (1 - confidence) / 2
-    low, high = np.quantile(finite, [a, 1 - a])
-    return float(low), float(high)
-
-
-def _rg_note(
-    n_acc: float,
-    n_not: float,
-    n_unl: float,
-    n_all: float,
-    tpr: float,
-    tnr: float,
-    raw: float,
-    min_n: int,
-) -> str:
-    if n_all == 0:
-        return "no unlabeled submissions"
-    if n_unl == 0:
-        return (
-            f"no estimate: none of the {n_all:.0f} unlabeled submissions has a pass or fail "
-            "verdict (unsure ones go to a person)"
-        )
-    if n_acc == 0 or n_not == 0:
-        which = "acceptable" if n_acc == 0 else "not-acceptable"
-        return f"no labeled {which} submissions with a pass or fail verdict: TPR/TNR unknown"
-    if tpr + tnr <= 1:
-        return "TPR + TNR <= 1: the check does not tell acceptable from not; no correction"
-    parts = []
-    if min(n_acc, n_not) < min_n:
-        parts.append(f"too few labels (fewer than {min_n} acceptable or not acceptable)")
-    if n_unl < min_n:
-        parts.append(f"too few unlabeled pass or fail verdicts (n<{min_n})")
-    if not 0 <= raw <= 1:
-        # The apparent pass rate lies outside [1 - TNR, TPR]: noise, or unlabeled
-        # submissions unlike the labeled ones (e.g. only blocked ones are undecided).
-        parts.append(
-            f"raw estimate {raw:.2f} clipped to [0, 1]: the unlabeled pass rate is outside what "
-            "TPR/TNR allow; are the unlabeled submissions like the labeled ones?"
-        )
-    return "; ".join(parts)
 
 
 def agreement_records(df: pd.DataFrame) -> list[dict]:
@@ -1011,22 +784,6 @@ def approver_records(df: pd.DataFrame) -> list[dict]:
         rec["note"] = _plain(row["note"]) or ""
         rec["thresholds"] = dict(df.attrs.get("thresholds", {}))
         rec["interval_method"] = df.attrs.get("interval_method", "Wilson score 95%")
-        records.append(rec)
-    return records
-
-
-def corrected_records(df: pd.DataFrame) -> list[dict]:
-    """The rows of :func:`corrected_pass_rate` as JSON-ready dicts.
-
-    Each has the keys, the columns of :data:`CORRECTED_COLUMNS` with ``low``
-    and ``high`` folded into ``ci``, and ``interval_method``.
-    """
-    records = []
-    for row in df.to_dict("records"):
-        rec = {k: _plain(v) for k, v in row.items() if k not in ("low", "high", "note")}
-        rec["ci"] = [_plain(row["low"]), _plain(row["high"])]
-        rec["note"] = _plain(row["note"]) or ""
-        rec["interval_method"] = df.attrs.get("interval_method", "percentile bootstrap")
         records.append(rec)
     return records
 

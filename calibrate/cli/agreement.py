@@ -33,6 +33,7 @@ from calibrate.store import connect
 from calibrate.textsafe import strip_control
 
 lib = lazy_module("calibrate.analysis.agreement")
+corrected_lib = lazy_module("calibrate.analysis.corrected")
 dataset = lazy_module("calibrate.dataset")
 
 WIDTH = 80
@@ -154,8 +155,8 @@ def agreement_command(
             )
             records = lib.approver_records(df)
         elif corrected:
-            df = lib.corrected_pass_rate(subs, by=keys)
-            records = lib.corrected_records(df)
+            df = corrected_lib.corrected_pass_rate(subs, by=keys)
+            records = corrected_lib.corrected_records(df)
         else:
             df = lib.agreement(subs, by=keys, answers=ans)
             records = lib.agreement_records(df)
