@@ -1,21 +1,12 @@
 """The corrected pass rate: how many of the submissions the check decided alone are acceptable.
 
 Once approvals stop, the check's verdicts are all that is seen of the
-submissions it decides alone. The Rogan-Gladen estimator [1]_ corrects their
+submissions it decides alone. The Rogan-Gladen estimator corrects their
 apparent pass rate with the check's sensitivity and specificity measured on
 the labeled submissions of the same group; a percentile bootstrap of both sets
-gives its interval [2]_. Takes the DataFrame of
-:func:`calibrate.dataset.submissions` and returns one row per group, as the
-functions of :mod:`calibrate.analysis.agreement` do.
-
-References
-----------
-.. [1] Rogan, W. J. and Gladen, B. (1978). Estimating prevalence from the
-   results of a screening test. American Journal of Epidemiology 107(1),
-   71-76.
-.. [2] Lang, Z. and Reiczigel, J. (2014). Confidence limits for prevalence
-   of disease adjusted for estimated sensitivity and specificity.
-   Preventive Veterinary Medicine 113(1), 13-22.
+gives its interval (references in :func:`corrected_pass_rate`). Takes the
+DataFrame of :func:`calibrate.dataset.submissions` and returns one row per
+group, as the functions of :mod:`calibrate.analysis.agreement` do.
 """
 
 from __future__ import annotations
