@@ -87,6 +87,3 @@ def legend_if_labelled(ax: Any, **kwargs: Any) -> None:
     would warn "No artists with labels found to put in legend" and draw an empty box)."""
     if ax.get_legend_handles_labels()[0]:
         ax.legend(**kwargs)
-
-
-_new_figure = new_figure  # the earlier private name, still used by other faces

@@ -525,7 +525,7 @@ def rounded(n: int, rng: np.random.Generator, decimals: int = 2) -> tuple[np.nda
 def test_distinct_pairs_rebuild_the_rows():
     rng = np.random.default_rng(21)
     p, y = rounded(3000, rng)
-    d = calibration._Distinct.of(p, y.astype(float))
+    d = calibration.Distinct.of(p, y.astype(float))
     assert d.compact and d.counts.sum() == p.size and d.size <= 2 * 101
     np.testing.assert_array_equal(d.p[d.row], p)
     np.testing.assert_array_equal(d.y[d.row], y)

@@ -317,7 +317,7 @@ def test_a_measured_coverage_below_the_floor_is_not_called_unmeasurable():
     """A black-box run read "Coverage cannot be measured yet (27.8% (111 of 400 ...) expected ...)":
     the reason says it cannot be measured and gives the measurement."""
     from calibrate.analysis.drift import Drift
-    from calibrate.analysis.readiness_decision import Criterion, _decide
+    from calibrate.analysis.readiness_decision import Criterion, decide_readiness
     from calibrate.analysis.step_evidence import ModelChange
 
     tv = rd.ThresholdView("insufficient_data", [], None, {}, {}, n_labeled=400)
@@ -330,9 +330,9 @@ def test_a_measured_coverage_below_the_floor_is_not_called_unmeasurable():
         Criterion(n, 0.05, 0.1, True, "NOT_YET", n)
         for n in ("false_pass_upper", "false_fail_upper")
     ] + [Criterion("labeled_submissions", 400, 100, True, "NOT_YET", "labeled")]
-    decision, reasons = _decide([*bounds, measured], **kw)
+    decision, reasons = decide_readiness([*bounds, measured], **kw)
     assert decision == "NOT_YET"
     assert not any("cannot be measured" in r for r in reasons)
     assert any(detail in r and "at least 50%" in r for r in reasons)
-    _, reasons = _decide([*bounds, unmeasured], **kw)
+    _, reasons = decide_readiness([*bounds, unmeasured], **kw)
     assert any("cannot be measured" in r for r in reasons)

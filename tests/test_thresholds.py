@@ -767,7 +767,7 @@ def test_isin_and_answer_rows_match_pandas(cat_column, cat_values):
     values = _text(rng.choice(pool[:25], 20, replace=False), cat_values)
     want = column.astype(object).isin(set(values.astype(object))).to_numpy()
     assert (th.isin(column, values) == want).all()
-    rows = sd._answer_rows(values, column)
+    rows = sd.answer_rows(values, column)
     where = {v: i for i, v in enumerate(values.astype(object))}
     assert rows.tolist() == [where.get(v, -1) for v in column.astype(object)]
 
@@ -775,12 +775,12 @@ def test_isin_and_answer_rows_match_pandas(cat_column, cat_values):
 def test_isin_on_shared_categories_compares_codes():
     ids = pd.Series(["a", "b", "c", None, "a"], dtype="category")
     assert th.isin(ids, ids.iloc[[0, 2]]).tolist() == [True, False, True, False, True]
-    assert sd._answer_rows(ids.iloc[[2, 1]], ids).tolist() == [-1, 1, 0, -1, -1]
+    assert sd.answer_rows(ids.iloc[[2, 1]], ids).tolist() == [-1, 1, 0, -1, -1]
     assert th.isin(ids, ids.iloc[[3]]).tolist() == [False] * 5  # missing is never in
 
 
 def test_distinct_pairs_are_sorted_and_unique():
-    a, b = sd._distinct_pairs(np.array([2, 0, 2, 1, 0]), np.array([1, 1, 1, 0, 1]), 3)
+    a, b = sd.distinct_pairs(np.array([2, 0, 2, 1, 0]), np.array([1, 1, 1, 0, 1]), 3)
     assert list(zip(a.tolist(), b.tolist(), strict=True)) == [(0, 1), (1, 0), (2, 1)]
 
 

@@ -70,16 +70,16 @@ import pandas as pd
 from calibrate.analysis.calibration_scores import (  # noqa: F401 - re-exported
     LOG_LOSS_EPS,
     STRATEGIES,
-    _bins_table,
-    _check_binning,
-    _check_xy,
-    _Distinct,
-    _ece_mce,
+    Distinct,
     auroc,
     bin_edges,
+    bins_table,
     bootstrap_ece_interval,
     brier_score,
     calibration_errors,
+    check_binning,
+    check_xy,
+    ece_mce,
     log_loss,
     reliability_bins,
 )
@@ -280,12 +280,12 @@ def reliability_curve(
     >>> round(c.brier, 4), c.n, c.too_few
     (0.195, 4, True)
     """
-    p, y = _check_xy(y_prob, y_true)
+    p, y = check_xy(y_prob, y_true)
     edges = bin_edges(p, n_bins=n_bins, strategy=strategy)
-    ece, mce = _ece_mce(p, y, edges)
+    ece, mce = ece_mce(p, y, edges)
     area, note = auroc(p, y)
     return ReliabilityCurve(
-        bins=_bins_table(p, y, edges, strategy=strategy, confidence=confidence),
+        bins=bins_table(p, y, edges, strategy=strategy, confidence=confidence),
         n=int(p.size),
         n_positive=int(y.sum()),
         n_bins=int(n_bins),
@@ -664,7 +664,7 @@ def calibrate_answers(
         Ordered by process, step, question position, model, week. Groups with
         no labeled answer are left out.
     """
-    _check_binning(n_bins, strategy)
+    check_binning(n_bins, strategy)
     bad = [b for b in by if b not in GROUP_BY]
     if bad:
         raise UsageError(f"cannot group by {', '.join(bad)}: choose from {', '.join(GROUP_BY)}")

@@ -29,14 +29,14 @@ LOG_LOSS_EPS = float(np.finfo(float).eps)
 # --------------------------------------------------------------------------- validation
 
 
-def _check_binning(n_bins: int, strategy: str) -> None:
+def check_binning(n_bins: int, strategy: str) -> None:
     if strategy not in STRATEGIES:
         raise UsageError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}")
     if isinstance(n_bins, bool) or not isinstance(n_bins, int | np.integer) or n_bins < 1:
         raise UsageError(f"n_bins must be a positive integer; got {n_bins!r}")
 
 
-def _check_xy(y_prob: Any, y_true: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_xy(y_prob: Any, y_true: Any) -> tuple[np.ndarray, np.ndarray]:
     p = np.asarray(y_prob, dtype=float).ravel()
     y = np.asarray(y_true).ravel()
     if p.shape != y.shape:
@@ -85,7 +85,7 @@ def bin_edges(y_prob: Any, *, n_bins: int = DEFAULT_BINS, strategy: str = "unifo
     >>> bin_edges([0.2, 0.9], n_bins=4).tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    _check_binning(n_bins, strategy)
+    check_binning(n_bins, strategy)
     p = np.asarray(y_prob, dtype=float).ravel()
     if strategy == "quantile" and p.size:
         # Same expression as scikit-learn so that the edges agree to the last bit.
@@ -140,9 +140,9 @@ def reliability_bins(
     >>> b[["mean_predicted", "observed", "n"]].round(2).values.tolist()
     [[0.15, 0.5, 2.0], [0.85, 1.0, 2.0]]
     """
-    p, y = _check_xy(y_prob, y_true)
+    p, y = check_xy(y_prob, y_true)
     edges = bin_edges(p, n_bins=n_bins, strategy=strategy)
-    return _bins_table(p, y, edges, strategy=strategy, confidence=confidence)
+    return bins_table(p, y, edges, strategy=strategy, confidence=confidence)
 
 
 def _bin_sums(p: np.ndarray, y: np.ndarray, ids: np.ndarray, n_bins: int):
@@ -152,7 +152,7 @@ def _bin_sums(p: np.ndarray, y: np.ndarray, ids: np.ndarray, n_bins: int):
     return n, s_p, s_y
 
 
-def _bins_table(
+def bins_table(
     p: np.ndarray, y: np.ndarray, edges: np.ndarray, *, strategy: str, confidence: float
 ) -> pd.DataFrame:
     nb = len(edges) - 1
@@ -206,12 +206,12 @@ def calibration_errors(
     >>> round(ece, 3), round(mce, 3)
     (0.25, 0.4)
     """
-    p, y = _check_xy(y_prob, y_true)
+    p, y = check_xy(y_prob, y_true)
     edges = bin_edges(p, n_bins=n_bins, strategy=strategy)
-    return _ece_mce(p, y, edges)
+    return ece_mce(p, y, edges)
 
 
-def _ece_mce(p: np.ndarray, y: np.ndarray, edges: np.ndarray) -> tuple[float, float]:
+def ece_mce(p: np.ndarray, y: np.ndarray, edges: np.ndarray) -> tuple[float, float]:
     if p.size == 0:
         return math.nan, math.nan
     n, s_p, s_y = _bin_sums(p, y, _bin_ids(p, edges), len(edges) - 1)
@@ -236,7 +236,7 @@ def brier_score(y_prob: Any, y_true: Any) -> float:
     >>> brier_score([0.9, 0.2], [1, 0])
     0.025
     """
-    p, y = _check_xy(y_prob, y_true)
+    p, y = check_xy(y_prob, y_true)
     return float(np.mean((p - y) ** 2)) if p.size else math.nan
 
 
@@ -251,7 +251,7 @@ def log_loss(y_prob: Any, y_true: Any, *, eps: float = LOG_LOSS_EPS) -> float:
     >>> round(log_loss([0.9, 0.2], [1, 0]), 4)
     0.1643
     """
-    p, y = _check_xy(y_prob, y_true)
+    p, y = check_xy(y_prob, y_true)
     if not p.size:
         return math.nan
     p = np.clip(p, eps, 1 - eps)
@@ -274,7 +274,7 @@ def auroc(y_prob: Any, y_true: Any) -> tuple[float, str | None]:
     >>> auroc([0.9, 0.8], [1, 1])
     (nan, 'only acceptable submissions: AUROC needs both outcomes')
     """
-    p, y = _check_xy(y_prob, y_true)
+    p, y = check_xy(y_prob, y_true)
     if not p.size:
         return math.nan, "no labels"
     n1 = int(y.sum())
@@ -339,11 +339,11 @@ def bootstrap_ece_interval(
     (low, high) : tuple of float
         NaN with no data.
     """
-    p, y = _check_xy(y_prob, y_true)
+    p, y = check_xy(y_prob, y_true)
     if p.size == 0 or n_boot < 1:
         return math.nan, math.nan
     nb = len(edges) - 1
-    distinct = _Distinct.of(p, y)
+    distinct = Distinct.of(p, y)
     if distinct.compact:
         # Few distinct (p, y) pairs (probabilities given to a few decimals): a resample
         # is a draw of their counts, K per resample instead of n, same distribution.
@@ -386,7 +386,7 @@ def _bias_corrected(
     q_low, q_high = percentiles
     if not (math.isfinite(q_low) and math.isfinite(q_high)):
         return math.nan, math.nan
-    ece = _ece_mce(p, y, edges)[0]  # the very number the curve reports
+    ece = ece_mce(p, y, edges)[0]  # the very number the curve reports
     return max(0.0, 2 * ece - q_high), max(ece, 2 * ece - q_low)
 
 
@@ -396,7 +396,7 @@ COMPACT_SHARE = 0.25
 
 
 @dataclass(frozen=True)
-class _Distinct:
+class Distinct:
     """The distinct ``(p, y)`` pairs of a sample, their counts, and each row's pair."""
 
     p: np.ndarray
@@ -414,7 +414,7 @@ class _Distinct:
         return self.size <= COMPACT_SHARE * self.row.size
 
     @classmethod
-    def of(cls, p: np.ndarray, y: np.ndarray) -> _Distinct:
+    def of(cls, p: np.ndarray, y: np.ndarray) -> Distinct:
         n = p.size
         order = np.lexsort((p, y))  # one sort, O(n log n)
         ps, ys = p[order], y[order]

@@ -95,7 +95,7 @@ class IntervalDisplay:
         col, low, high, ncol, words = self._columns()
         t = self.table.reset_index(drop=True)
         if ax is None:
-            ax = plots._new_figure((7.5, 0.9 + 0.32 * max(len(t), 1))).add_subplot()
+            ax = plots.new_figure((7.5, 0.9 + 0.32 * max(len(t), 1))).add_subplot()
         y = np.arange(len(t))[::-1]
         rate = t[col].to_numpy(dtype=float)
         lo = t[low].to_numpy(dtype=float)
@@ -176,7 +176,7 @@ class WeeklyDisplay:
     def plot(self, ax: Any = None) -> WeeklyDisplay:
         """Draw on ``ax`` (a pair of axes) or a new figure; returns ``self``."""
         if ax is None:
-            fig = plots._new_figure((8.0, 4.6))
+            fig = plots.new_figure((8.0, 4.6))
             axes = fig.subplots(2, 1, sharex=True)
         else:
             axes = ax
@@ -256,7 +256,7 @@ class AuditDisplay:
     def plot(self, ax: Any = None) -> AuditDisplay:
         """Draw on ``ax`` (a new figure when None); returns ``self`` with ``ax_`` and ``figure_``."""
         if ax is None:
-            ax = plots._new_figure((7.0, 4.0)).add_subplot()
+            ax = plots.new_figure((7.0, 4.0)).add_subplot()
         # The curve depends only on the sample size and alarm count: steps that share them
         # share one line, with all their names in the legend.
         groups: dict[tuple[int, int, float, float, float], list[str]] = {}

@@ -86,10 +86,10 @@ from calibrate.analysis.step_evidence import (  # noqa: F401 - re-exported
 from calibrate.analysis.step_readiness import (  # noqa: F401 - re-exported
     Enforcement,
     StepReadiness,
-    _questions_from_answers,
     assess_step,
     current_wording,
     enforced_pattern,
+    questions_from_answers,
 )
 from calibrate.analysis.threshold_view import (  # noqa: F401 - re-exported
     ThresholdView,
@@ -356,7 +356,7 @@ def search_thresholds(
     usable = answers["label"].notna().to_numpy() & isin(answers["check_id"], subs["check_id"])
     if not usable.any():
         # Nothing labeled was answered (no labels yet, or only error verdicts): nothing to search.
-        qs = list(questions) or _questions_from_answers(answers)
+        qs = list(questions) or questions_from_answers(answers)
         return ThresholdView(
             "insufficient_data", check_items(qs), None, {}, {}, n_labeled=0,
             note="no labeled answers on the current model and wording: nothing to search",

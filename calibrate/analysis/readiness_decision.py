@@ -69,10 +69,10 @@ class Criterion:
         }
 
 
-_SOURCE_WORDS = {"suggested": "the suggested", "current": "today's", "recorded": "the recorded"}
+SOURCE_WORDS = {"suggested": "the suggested", "current": "today's", "recorded": "the recorded"}
 
 
-def _bound_detail(
+def bound_detail(
     bound: float | None, observed: dict[str, Any] | None, what: str, status: str, which: str
 ) -> str:
     parts = []
@@ -91,7 +91,7 @@ def _bound_detail(
     return "; ".join(parts)
 
 
-def _decide(
+def decide_readiness(
     criteria: Sequence[Criterion], *, change: ModelChange, drift: Drift, tv: ThresholdView,
     poor: bool, point: dict[str, Any] | None, opts: ReadinessOptions,
     best_cov: float | None = None, right_way: bool = True, cov_n: int = 0, best_n: int = 0,
@@ -229,7 +229,7 @@ def _poor_reason(
             f"decide at most {best_text(v, best_n)} alone (< {lim})"
         )
     if point:
-        where = _SOURCE_WORDS.get(point.get("source"), "today's")
+        where = SOURCE_WORDS.get(point.get("source"), "today's")
         for key, limit, what in (
             ("false_pass", opts.alpha, "passes"),
             ("false_fail", opts.beta, "fails"),
@@ -267,7 +267,7 @@ def _evidence_reason(
     if not point or not point["false_pass"]["n"]:
         return None
     fp = point["false_pass"]
-    where = _SOURCE_WORDS.get(point.get("source"), "today's")
+    where = SOURCE_WORDS.get(point.get("source"), "today's")
     rate = Rate(fp["k"], fp["n"])
     if right_way:
         # _points_right_way: the observed rate is below alpha (and the rest within its limits).
@@ -301,11 +301,11 @@ def best_text(figure: str, n: int) -> str:
     )
 
 
-def _capital(text: str) -> str:
+def capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _needed_text(needed: int, days: float | None) -> str:
+def needed_text(needed: int, days: float | None) -> str:
     if days is None:
         return f"About {needed} more labeled checks are needed (no recent volume to time it)."
     when = f"{days:.0f} days" if days < 14 else f"{days / 7:.1f} weeks"

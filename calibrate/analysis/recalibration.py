@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 
 from calibrate.analysis.calibration_scores import (
-    _check_binning,
-    _check_xy,
-    _Distinct,
-    _ece_mce,
+    Distinct,
     bin_edges,
     brier_score,
+    check_binning,
+    check_xy,
+    ece_mce,
     log_loss,
 )
 from calibrate.analysis.plain import num as _num
@@ -218,8 +218,8 @@ def fit_recalibrator(
     """
     if method not in METHODS:
         raise UsageError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    _check_binning(n_bins, strategy)
-    p, y = _check_xy(y_prob, y_true)
+    check_binning(n_bins, strategy)
+    p, y = check_xy(y_prob, y_true)
     n, n1 = int(p.size), int(y.sum())
     minority = min(n1, n - n1)
     if minority < 2:
@@ -237,7 +237,7 @@ def fit_recalibrator(
     candidates = ("isotonic", "sigmoid") if method == "auto" else (method,)
     oof = {m: np.empty(n) for m in candidates}
     folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
-    distinct = _Distinct.of(p, y)
+    distinct = Distinct.of(p, y)
     for train, test in folds.split(p, y):
         for m in candidates:
             oof[m][test] = _fit_predict(m, p, y, train, test, distinct)
@@ -250,8 +250,8 @@ def fit_recalibrator(
         n_bins=int(n_bins),
         strategy=strategy,
         log_loss=scores,
-        ece_before=_ece_mce(p, y, edges)[0],
-        ece_after=_ece_mce(oof[chosen], y, edges_after)[0],
+        ece_before=ece_mce(p, y, edges)[0],
+        ece_after=ece_mce(oof[chosen], y, edges_after)[0],
         brier_before=brier_score(p, y),
         brier_after=brier_score(oof[chosen], y),
     )
@@ -269,7 +269,7 @@ def _fit_predict(
     y: np.ndarray,
     train: np.ndarray,
     test: np.ndarray,
-    distinct: _Distinct,
+    distinct: Distinct,
 ) -> np.ndarray:
     """Out-of-fold predictions for ``test`` from a map fit on ``train``.
 

@@ -152,7 +152,7 @@ def _questions_from_answers(ans: pd.DataFrame, limits: Limits) -> tuple[list[Que
     return out, known
 
 
-def _codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+def category_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes of a text column and the distinct values they index (-1: missing)."""
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     return np.asarray(codes, np.intp), pd.Index(np.asarray(uniques, dtype=object))
@@ -176,10 +176,10 @@ def isin(column: pd.Series, values: pd.Series) -> np.ndarray:
     if isinstance(values.dtype, pd.CategoricalDtype):
         values = pd.Series(values.cat.remove_unused_categories().cat.categories)
     uniques = pd.Series(pd.unique(values.dropna().astype("str")), dtype="str")
-    return _answer_rows(uniques, column) >= 0
+    return answer_rows(uniques, column) >= 0
 
 
-def _distinct_pairs(a: np.ndarray, b: np.ndarray, n_b: int) -> tuple[np.ndarray, np.ndarray]:
+def distinct_pairs(a: np.ndarray, b: np.ndarray, n_b: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct pairs ``(a[i], b[i])`` of non-negative codes, ``b < n_b``, sorted."""
     # Sorting, not np.unique: its hash table is ten times slower on a million integers.
     key = np.sort(a.astype(np.int64) * max(n_b, 1) + b)
@@ -201,7 +201,7 @@ def _shared_codes(column: pd.Series, values: pd.Series) -> tuple[np.ndarray, np.
     return column.cat.codes.to_numpy(), values.cat.codes.to_numpy()
 
 
-def _answer_rows(check_ids: pd.Series, answer_ids: pd.Series | None) -> np.ndarray:
+def answer_rows(check_ids: pd.Series, answer_ids: pd.Series | None) -> np.ndarray:
     """For each answer, the row of its check in ``check_ids`` (unique), or -1."""
     if answer_ids is None or not len(answer_ids):
         return np.zeros(0, np.intp)
@@ -213,7 +213,7 @@ def _answer_rows(check_ids: pd.Series, answer_ids: pd.Series | None) -> np.ndarr
         return row[shared[0]]
     if isinstance(answer_ids.dtype, pd.CategoricalDtype):
         # Match the distinct values once, then look each row up by its code.
-        per_value = _answer_rows(check_ids, pd.Series(answer_ids.cat.categories))
+        per_value = answer_rows(check_ids, pd.Series(answer_ids.cat.categories))
         codes = answer_ids.cat.codes.to_numpy()
         return np.where(codes >= 0, per_value[np.maximum(codes, 0)] if per_value.size else -1, -1)
     both = pd.concat(
@@ -308,7 +308,7 @@ def step_data(
 
     # Integer codes instead of text: each answer's row in ``mine`` (-1: not a labeled check of
     # the model), and its question; set operations become counts.
-    rows_of = _answer_rows(mine["check_id"], answers["check_id"] if not answers.empty else None)
+    rows_of = answer_rows(mine["check_id"], answers["check_id"] if not answers.empty else None)
     if questions:
         qs = list(questions)
         known = [
@@ -325,12 +325,12 @@ def step_data(
     # added, dropped or reworded) was another version of the check and says nothing about this one.
     # An error verdict has no answers and stays: the evaluator failed, a person decides.
     ask_code, ask_names = (
-        _codes(answers["ask"]) if rows_of.size else (np.zeros(0, np.intp), pd.Index([]))
+        category_codes(answers["ask"]) if rows_of.size else (np.zeros(0, np.intp), pd.Index([]))
     )
     today = set(asks)
     is_today = np.array([a in today for a in ask_names], bool)  # one per distinct question
     mine_rows = np.flatnonzero((rows_of >= 0) & (ask_code >= 0))
-    check, ask = _distinct_pairs(rows_of[mine_rows], ask_code[mine_rows], len(ask_names))
+    check, ask = distinct_pairs(rows_of[mine_rows], ask_code[mine_rows], len(ask_names))
     n_asked = np.bincount(check, minlength=len(mine))
     n_today = np.bincount(check, weights=is_today[ask], minlength=len(mine))
     has_any = n_asked > 0
@@ -355,7 +355,7 @@ def step_data(
     conf_cols: list[np.ndarray] = []
     incomplete = np.zeros(n, bool)
     if rows_of.size:
-        kind_code, kind_names = _codes(answers["kind"])
+        kind_code, kind_names = category_codes(answers["kind"])
     for q in qs:
         conf = np.full(n, np.nan)
         sel = np.zeros(0, np.intp)

@@ -27,7 +27,7 @@ from calibrate.analysis.stats import (
     wilson_interval,
 )
 from calibrate.analysis.step_data import (
-    _codes,
+    category_codes,
 )
 from calibrate.profile import UNSURE, Kind, Question, decide
 
@@ -172,8 +172,8 @@ def replay(answers: pd.DataFrame, questions: Sequence[Question]) -> pd.Series:
     if answers.empty or not questions:
         return pd.Series(dtype="int8", name="verdict")
     # Integer codes for checks and questions; a loop per question, vectorised over answers.
-    ask_code, asks = _codes(answers["ask"])
-    check_code, checks = _codes(answers["check_id"])
+    ask_code, asks = category_codes(answers["ask"])
+    check_code, checks = category_codes(answers["check_id"])
     got_check, got_code = [], []
     for q in questions:
         sel = np.flatnonzero(ask_code == asks.get_loc(q.ask)) if q.ask in asks else np.zeros(0, int)

@@ -37,24 +37,24 @@ from calibrate.analysis.plain import records as _records
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.readiness_decision import (
-    _SOURCE_WORDS,
     DECISIONS,
+    SOURCE_WORDS,
     Criterion,
-    _bound_detail,
-    _capital,
-    _decide,
-    _needed_text,
     best_text,
+    bound_detail,
+    capital,
+    decide_readiness,
+    needed_text,
     share_text,
 )
 from calibrate.analysis.stats import (
     MIN_N,
 )
 from calibrate.analysis.step_data import (
-    _answer_rows,
-    _codes,
-    _distinct_pairs,
     after_switch_labels,
+    answer_rows,
+    category_codes,
+    distinct_pairs,
     isin,
 )
 from calibrate.analysis.step_evidence import (
@@ -350,10 +350,10 @@ def current_wording(
         )
     # Counts per check instead of a set per check: it matches when every distinct ask
     # it answered is current and it answered all of them.
-    rows = _answer_rows(subs["check_id"], answers["check_id"]) if len(answers) else np.zeros(0, int)
-    ask_code, asks = _codes(answers["ask"]) if len(answers) else (rows, pd.Index([]))
+    rows = answer_rows(subs["check_id"], answers["check_id"]) if len(answers) else np.zeros(0, int)
+    ask_code, asks = category_codes(answers["ask"]) if len(answers) else (rows, pd.Index([]))
     keep = (rows >= 0) & (ask_code >= 0)
-    check, ask = _distinct_pairs(rows[keep], ask_code[keep], len(asks))
+    check, ask = distinct_pairs(rows[keep], ask_code[keep], len(asks))
     is_current = np.array([a in current for a in asks], bool)
     n = np.bincount(check, minlength=len(subs))
     known = np.bincount(check, weights=is_current[ask], minlength=len(subs))
@@ -446,7 +446,7 @@ def assess_step(
 
     # The suggestion (or today's thresholds) replayed on the labeled history: a point
     # estimate beside the bound.
-    current_qs = list(questions) or _questions_from_answers(ans)
+    current_qs = list(questions) or questions_from_answers(ans)
     try:
         suggested_qs = (
             suggested_questions(tv.check, current_qs) if tv.status == "ok" and tv.check else []
@@ -535,11 +535,11 @@ def assess_step(
     decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
                        best_cov=best_cov, right_way=right_way, cov_n=cov_n,
                        best_n=best_n)  # fmt: skip
-    decision, reasons = _decide(criteria, **decide_args)
+    decision, reasons = decide_readiness(criteria, **decide_args)
     without_change = None
     if change.changed:
         rest = [c for c in criteria if c.name != "evaluator_models"]
-        without_change, _ = _decide(rest, **decide_args)
+        without_change, _ = decide_readiness(rest, **decide_args)
         if change.changed_at is not None and not change.interleaved:
             how = f"re-run with --since {_since_arg(cur_model, subs, change)}"
         else:
@@ -565,9 +565,9 @@ def assess_step(
         reasons.append(f"The threshold search's estimate: {hopeless.sentence()}.")
     if decision == "NOT_YET" and needed:
         reasons.append(
-            _capital(estimate.sentence()) + "."
+            capital(estimate.sentence()) + "."
             if estimate is not None
-            else _needed_text(needed, needed_days)
+            else needed_text(needed, needed_days)
         )
 
     # After the switch: audit and hours saved.
@@ -673,7 +673,7 @@ def assess_step(
     )
 
 
-def _questions_from_answers(ans: pd.DataFrame) -> list[Question]:
+def questions_from_answers(ans: pd.DataFrame) -> list[Question]:
     """The questions as the answers' threshold columns describe them (no process file)."""
     from calibrate.dataset import question_from_row
 
@@ -749,7 +749,7 @@ def _replay_rates(
         return None
     ids = labeled["check_id"].reset_index(drop=True)
     # Each labeled check's replayed code, looked up by integer codes rather than a text index.
-    at = _answer_rows(pd.Series(codes.index), ids)
+    at = answer_rows(pd.Series(codes.index), ids)
     c = np.where(at >= 0, codes.to_numpy()[np.maximum(at, 0)], UNSURE)
     c = np.where(labeled["verdict"].astype(str).to_numpy() == "error", UNSURE, c)
     return _rates_from(c == PASS, c == FAIL, labeled["label"].astype(bool).to_numpy())
@@ -785,7 +785,7 @@ def _criteria(
 ) -> list[Criterion]:  # fmt: skip
     thin = "NO" if poor else "NOT_YET"
     conf = 1 - opts.delta
-    which = _SOURCE_WORDS.get(point.get("source") if point else None, "today's")
+    which = SOURCE_WORDS.get(point.get("source") if point else None, "today's")
     out = [
         Criterion(
             "labeled_submissions", n_labeled, opts.min_labels, n_labeled >= opts.min_labels,
@@ -798,14 +798,14 @@ def _criteria(
             "false_pass_upper", fp_upper if certified else None, opts.alpha,
             certified and fp_upper is not None and fp_upper <= opts.alpha,
             thin, f"certified false-pass bound ({conf:.0%} confidence)",
-            _bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which),
+            bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which),
         ),
         Criterion(
             "false_fail_upper", ff_upper if certified else None, opts.beta,
             certified and (never_fails or (ff_upper is not None and ff_upper <= opts.beta)),
             thin, f"certified false-fail bound ({conf:.0%} confidence)",
             NEVER_FAILS_DETAIL if never_fails else
-            _bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),
+            bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),
         ),
         Criterion(
             "coverage", coverage, opts.min_coverage,

@@ -29,7 +29,6 @@ from calibrate.drawing import (  # noqa: F401 - re-exported for the faces
     ACCENT,
     MAP_COLOUR,
     MUTED,
-    _new_figure,
     figure_stem,
     new_figure,
     safe_text,

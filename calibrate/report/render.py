@@ -189,7 +189,7 @@ def step_figures(step: StepReadiness, *, alpha: float) -> dict[str, bytes]:
         display = step.thresholds.make_display()
         if display is not None:
             # Draw on our own Agg figure: nothing global, and the title made safe.
-            fig = plots._new_figure((8.0, 4.2))
+            fig = plots.new_figure((8.0, 4.2))
             fig.set_layout_engine("constrained")  # room for the legend beside the axes
             ax = fig.add_subplot()
             display.plot(ax=ax)
@@ -292,7 +292,7 @@ def _step_view(
         ],
         "n_labeled": Md(f"{n:,}"),
         "needed_labels": step.needed_labels,
-        "needed_text": _needed_text(step),
+        "needed_text": needed_text(step),
         "hours": Md(
             "–"
             if not np.isfinite(step.hours_saved_per_month)
@@ -349,7 +349,7 @@ def _step_view(
     }
 
 
-def _needed_text(step: StepReadiness) -> Md:
+def needed_text(step: StepReadiness) -> Md:
     """What to collect, after "keep advisory: true and": the search's estimate in its own words."""
     if not step.needed_labels:
         return Md("")
