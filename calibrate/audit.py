@@ -56,10 +56,12 @@ from calibrate.textsafe import csv_cell
 
 #: The decision-table columns (docs/formats.md §3), filled by the reviewer.
 DECISION_COLUMNS = ("run", "process", "step", "attempt", "decision", "by", "at", "note")
-#: Read-only context after them; ingest ignores columns it does not know.
-CONTEXT_COLUMNS = (
-    "verdict", "checked_at", "model", "answers", "audit_draw", "drawn_at", "inclusion_p",
-)  # fmt: skip
+#: Read-only context after them; ingest ignores columns it does not know. No verdict and no
+#: answers: a reviewer who sees what the check said anchors on it (automation bias), and the
+#: monitor needs the reviewer's own judgement.
+CONTEXT_COLUMNS = ("checked_at", "model", "audit_draw", "drawn_at", "inclusion_p")
+#: Context added by ``show_answers=True`` (``calibrate audit draw --show-answers``).
+ANSWER_COLUMNS = ("verdict", "answers")
 #: Verdicts a draw may offer: the ones the check decides alone once enforced.
 DRAWABLE = ("pass", "fail")
 #: Relative inclusion probability of the near, middle and far band (by_band).
@@ -332,6 +334,7 @@ def draw(
     seed: int | None = None,
     now: datetime | None = None,
     out: str | Path | None = None,
+    show_answers: bool = False,
 ) -> Draw:
     """Draw, store and return a random audit sample of a step's enforced checks.
 
@@ -363,6 +366,8 @@ def draw(
         The draw's time; the clock when not given.
     out : path-like, optional
         Write the drawn checks there as a decision table (:func:`write_csv`).
+    show_answers : bool, default=False
+        Put the checks' verdicts and answers in that table (:func:`write_csv`).
 
     Returns
     -------
@@ -442,7 +447,7 @@ def draw(
         result = replace(result, draw_id=draw_id, drawn=picked)
         if out is not None:
             tmp = _temp_beside(Path(out))
-            write_csv(result, tmp)
+            write_csv(result, tmp, show_answers=show_answers)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
@@ -536,29 +541,43 @@ def _answer_text(con: duckdb.DuckDBPyConnection, check_ids: list[str]) -> list[s
     return [text.get(c, "") for c in check_ids]
 
 
-def write_csv(result: Draw, path: str | Path) -> None:
+def write_csv(result: Draw, path: str | Path, *, show_answers: bool = False) -> None:
     """Write the drawn checks as a decision table with blank decisions.
 
     The decision columns come first (``run, process, step, attempt, decision,
-    by, at, note``); the context columns after them are for the reviewer and
-    are ignored by ingest. Context text is neutralised against spreadsheet
-    formulas (:func:`calibrate.textsafe.csv_cell`); the key columns are
-    written as recorded so the filled file finds its checks again.
+    by, at, note``); the context columns after them (:data:`CONTEXT_COLUMNS`)
+    are for the reviewer and are ignored by ingest. The review is blind: the
+    check's verdict and answers are left out unless ``show_answers``
+    (:data:`ANSWER_COLUMNS` then follow). Context text is neutralised against
+    spreadsheet formulas (:func:`calibrate.textsafe.csv_cell`); the key
+    columns are written as recorded so the filled file finds its checks again.
+
+    Parameters
+    ----------
+    result : Draw
+        From :func:`draw`.
+    path : path-like
+    show_answers : bool, default=False
+        Add the check's verdict and answers (the reviewer then sees what the
+        check said, which the audit's false-pass estimate assumes they do not).
     """
+    extra = ANSWER_COLUMNS if show_answers else ()
     with open(path, "w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow([*DECISION_COLUMNS, *CONTEXT_COLUMNS])
+        writer.writerow([*DECISION_COLUMNS, *CONTEXT_COLUMNS, *extra])
         for rec in result.drawn.to_dict("records"):
             at = rec["at"]
+            context = [
+                at.isoformat() if isinstance(at, datetime | pd.Timestamp) and not pd.isna(at) else "",
+                rec["model"] or "", rec["draw_id"], result.drawn_at.isoformat(),
+                round(float(rec["inclusion_p"]), 6),
+            ]  # fmt: skip
+            if show_answers:
+                context += [rec["verdict"], rec["answers"]]
             writer.writerow(
                 [rec["run_id"], rec["process"], rec["step"], int(rec["attempt"]), "", "", "", ""]
-                + [csv_cell(v) for v in (
-                    rec["verdict"],
-                    at.isoformat() if isinstance(at, datetime | pd.Timestamp) and not pd.isna(at) else "",
-                    rec["model"] or "", rec["answers"], rec["draw_id"],
-                    result.drawn_at.isoformat(), round(float(rec["inclusion_p"]), 6),
-                )]
-            )  # fmt: skip
+                + [csv_cell(v) for v in context]
+            )
 
 
 def draws(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

@@ -258,8 +258,8 @@ def test_a_draw_whose_csv_cannot_be_written_is_not_stored(tmp_path, enforced_exp
     out = tmp_path / "w.csv"
     original = audit.write_csv
 
-    def broken(result, path):
-        original(result, path)
+    def broken(result, path, **options):
+        original(result, path, **options)
         raise OSError("disk full")
 
     monkeypatch.setattr(audit, "write_csv", broken)
@@ -354,3 +354,17 @@ def test_left_out_says_escalations_apart_from_undrawn_decisions(tmp_path, enforc
         "pass/fail checks that no audit draw drew; the checks still count in the rates over all "
         "checks; --with-escalations keeps the decisions"
     ) in result.stderr
+
+
+def test_the_audit_csv_is_blind_unless_asked(store, tmp_path):
+    """The reviewer does not see the check's verdict or answers unless --show-answers."""
+    result = audit.draw(store, **STEP, rate=0.2, seed=11)
+    blind, shown = tmp_path / "blind.csv", tmp_path / "shown.csv"
+    audit.write_csv(result, blind)
+    audit.write_csv(result, shown, show_answers=True)
+    head = blind.read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert "verdict" not in head and "answers" not in head
+    assert head == [*audit.DECISION_COLUMNS, *audit.CONTEXT_COLUMNS]
+    rows = list(csv.DictReader(shown.open(encoding="utf-8")))
+    assert len(rows) == result.n_drawn and {r["verdict"] for r in rows} == {"pass"}
+    assert all(r["answers"] for r in rows)

@@ -53,6 +53,13 @@ def draw_command(
         int | None,
         typer.Option("--seed", min=0, help="Seed of the draw; a fresh one is stored if absent."),
     ] = None,
+    show_answers: Annotated[
+        bool,
+        typer.Option(
+            "--show-answers",
+            help="Put each check's verdict and answers in the CSV (the review is then not blind).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Draw enforced checks (advisory: false) that no earlier draw considered, store the draw, write a CSV.
@@ -62,10 +69,12 @@ def draw_command(
     earlier period is history (see `calibrate monitor`).
 
     The CSV is a decision table (run, process, step, attempt, decision, by, at,
-    note) with the decisions blank, followed by read-only context (verdict,
-    check time, model, answers, draw, time of the draw, inclusion probability). Fill in decision,
-    by and at, then `calibrate ingest` the file: decisions on drawn checks are
-    audits because the store holds the draw. Prints the draw's design as JSON.
+    note) with the decisions blank, followed by read-only context (check time,
+    model, draw, time of the draw, inclusion probability). The review is blind:
+    the check's verdict and answers are not in it unless --show-answers (a
+    reviewer who sees them tends to agree with them). Fill in decision, by and
+    at, then `calibrate ingest` the file: decisions on drawn checks are audits
+    because the store holds the draw. Prints the draw's design as JSON.
 
     The draw is stored and the CSV written together, or neither. A draw that
     picks none of its eligible checks (a small rate) is stored too, with a CSV
@@ -84,7 +93,7 @@ def draw_command(
         require_enforced(con, process, step)
         result = audits.draw(
             con, process=process, step=step, rate=rate, per_week=per_week, verdicts=wanted,
-            by_band=by_band, seed=seed, out=out,
+            by_band=by_band, seed=seed, out=out, show_answers=show_answers,
         )  # fmt: skip
     finally:
         con.close()
