@@ -291,7 +291,13 @@ def test_report_json_certifies_only_what_the_search_certified(assessed):
             }
         else:
             assert step["certified"] is None, step["step"]
-        assert set(step["best_bounds"]) == {"false_pass_upper", "false_fail_upper", "confidence"}
+        assert set(step["best_bounds"]) == {
+            "false_pass_upper",
+            "false_fail_upper",
+            "confidence",
+            "certificate",
+        }
+        assert step["best_bounds"]["certificate"] is False
 
 
 def test_stationary_steps_do_not_drift(assessed):

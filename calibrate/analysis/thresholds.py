@@ -228,8 +228,10 @@ class StepThresholds:
     best_bounds : dict
         ``false_pass_upper``, ``false_fail_upper``, ``confidence``: the lowest
         one-sided bounds a single candidate reached, each at its path's
-        level. A diagnostic, **not a certificate** (the minimum over many
-        candidates is optimistic).
+        level, each side from its own candidate (not the suggestion's
+        bounds). A diagnostic, **not a certificate** (the minimum over many
+        candidates is optimistic), and marked so: ``certificate`` is
+        ``False``.
     expected, current_rates : Rates or None
         The labeled history replayed under the suggestion / today's thresholds.
     candidates : pandas.DataFrame
@@ -590,7 +592,8 @@ def find_thresholds(
         worse = _measurably_worse(rows, alpha=alpha, beta=beta, delta=delta, sides=sides)
         status = "unattainable" if worse else "insufficient_data"
     expected = replay_cached(suggested, data) if suggested is not None else current_rates
-    best_bounds = {**_best_bounds(candidates), "confidence": 1 - delta}
+    # Marked in itself: a script reading the JSON finds it beside `certified` (black-box run).
+    best_bounds = {**_best_bounds(candidates), "confidence": 1 - delta, "certificate": False}
     return StepThresholds(
         process=data.process,
         step=data.step,
