@@ -197,3 +197,28 @@ def test_a_draw_after_a_second_switch_offers_only_the_current_period(tmp_path):
     drawn = audit.draw(con, **STEP, rate=1.0, seed=5)
     assert drawn.n_eligible == len(elig)
     con.close()
+
+
+def test_thresholds_on_an_alarmed_step_say_so(alarmed, tmp_path):
+    """Black-box run: `thresholds` certified and loosened an enforced check whose monitor alarmed
+    (11.1% false passes in 434 audits) without a word; the alarm is now in its text, YAML, JSON."""
+    from typer.testing import CliRunner
+
+    from calibrate.cli import app
+
+    root, out, when = alarmed
+    db = tmp_path / "s.duckdb"
+    con = connect(db)
+    ingest(con, [out])
+    audit.draw(con, **STEP, rate=0.5, seed=3, out=tmp_path / "a.csv", now=when)
+    review_audit(tmp_path / "a.csv", out / ".truth", tmp_path / "ra.csv")
+    ingest(con, [tmp_path / "ra.csv"])
+    con.close()
+    runner = CliRunner()
+    base = ["thresholds", "--db", str(db), "--process", STEP["process"], "--step", STEP["step"]]
+    doc = json.loads(runner.invoke(app, [*base, "--format", "json"]).stdout)
+    (step,) = doc["steps"]
+    assert step["monitor_alarm"] and "return the step to advisory" in step["note"]
+    for fmt in ("table", "yaml"):
+        res = runner.invoke(app, [*base, "--format", fmt])
+        assert res.exit_code == 0 and "MONITOR ALARM on the enforced check" in res.stdout

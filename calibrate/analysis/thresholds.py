@@ -245,6 +245,11 @@ class StepThresholds:
     n_labeled, n_search, n_certify : int
     left_out : dict
     notes : list of str
+    monitor_alarm : str or None
+        On an enforced step whose monitor alarms (:func:`suggest_from_store`
+        reads it): why. The audits then say the work has moved away from the
+        labels the search reads, so its certificate, about the work those
+        labels came from, is no reason to keep or loosen the check.
     """
 
     process: str
@@ -270,6 +275,7 @@ class StepThresholds:
     notes: list[str]
     settings: dict[str, Any] = field(default_factory=dict, repr=False)
     data: StepData | None = field(default=None, repr=False)
+    monitor_alarm: str | None = None
 
     @property
     def check(self) -> list[Question]:
@@ -329,6 +335,7 @@ class StepThresholds:
             "expected": shares,
             "current": current,
             "needed_labels": needed,
+            "monitor_alarm": self.monitor_alarm,
             "note": "; ".join(self.notes),
         }
 
@@ -923,7 +930,38 @@ def suggest_from_store(con: Any, filters: Any = None, **kwargs: Any) -> Threshol
             rows = answers(con, replace(filters, process=process, step=step), labeled_only=True)
         return rows
 
-    return _search_steps(subs, step_answers, questions=qs, limits=limits(con), **kwargs)
+    report = _search_steps(subs, step_answers, questions=qs, limits=limits(con), **kwargs)
+    _read_monitor(con, report, filters)
+    return report
+
+
+def _read_monitor(con: Any, report: ThresholdsReport, filters: Any) -> None:
+    """Mark each enforced step whose monitor alarms at the report's limits (``monitor_alarm``).
+
+    The search reads the labels of the advisory window; an alarm says the audits of the
+    enforced check contradict them (the work moved, or the check did), so what they certify
+    is about work that is no longer today's (black-box run: `thresholds` certified and
+    loosened an alarmed check, 11.1% false passes in 434 audits, without a word).
+    """
+    from calibrate.analysis.monitor import monitor_store
+
+    until = getattr(filters, "until", None)
+    for s in report.steps:
+        if s.status == "selected_sample":
+            continue
+        monitored = monitor_store(
+            con, process=s.process, step=s.step, alpha=report.alpha, beta=report.beta,
+            delta=report.delta, until=until,
+        ).steps  # fmt: skip
+        alarms = [m for m in monitored if m.status == "alarm"]
+        if alarms:
+            why = "; ".join(w for m in alarms for w in m.warnings[:1])
+            s.monitor_alarm = why
+            s.notes.append(
+                f"the monitor alarms on the enforced check ({why}): these labels predate what the "
+                "audits show; return the step to advisory and collect new labels before changing "
+                "its thresholds"
+            )
 
 
 # --------------------------------------------------------------------------- the trade-off

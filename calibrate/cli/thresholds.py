@@ -231,6 +231,13 @@ def _shares(r: lib.Rates | None) -> str:
     )
 
 
+#: What an alarm on the enforced step means for the search's answer (text and YAML).
+_ALARM_WORDS = (
+    "its audits contradict the labels certified on; return the step to advisory "
+    "(`calibrate monitor` says how) and label anew before changing these thresholds"
+)
+
+
 def yaml_blocks(report: lib.ThresholdsReport) -> str:
     """One YAML document per step: comment lines, then paste-ready ``advisory: true`` and ``check:``.
 
@@ -255,6 +262,8 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
             ),
             *_comment(f"status {s.status}: {_status_sentence(s)}"),
         ]
+        if s.monitor_alarm:
+            head += _comment(f"MONITOR ALARM on the enforced check: {_ALARM_WORDS}")
         if s.status == "ok":
             head += _comment(f"expected: {_shares(s.expected)}")
             if s.current_rates is not None:
@@ -322,6 +331,8 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
             f"model {strip_control(s.model)}"
         )
     ]
+    if s.monitor_alarm:
+        out += _wrap(f"MONITOR ALARM on the enforced check: {_ALARM_WORDS}")
     left = s.left_out
     out += _wrap(
         f"{s.n_labeled} labeled (error verdicts and incomplete answers count as unsure); left out: "
