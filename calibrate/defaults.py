@@ -28,6 +28,10 @@ MIN_DECIDED = 0.5
 #: this share of resampled cases (see calibrate.analysis.needed).
 NEEDED_SHARE, NEEDED_PROBABILITY = MIN_DECIDED, 0.8
 
+#: Labels needed is not estimated from fewer labeled checks than this: resamples of a handful of
+#: rows only repeat them (two labels read "no total up to 200 labels certifies"; black-box run).
+NEEDED_MIN_LABELS = 30
+
 #: The alphas of the default trade-off table.
 TRADEOFF_ALPHAS = (0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3)
 

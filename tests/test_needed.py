@@ -156,3 +156,18 @@ def test_the_bundled_sample_in_json_and_yaml(sample_store):
     comment = " ".join(line.lstrip("# ") for line in lines if line.startswith("#"))
     assert "of 10 resampled cases" in comment and "with about" in comment
     assert f"{need['more']:,} more" in comment
+
+
+def test_a_handful_of_labels_gets_no_estimate():
+    """Black-box run: two labels read "no total up to 200 labels certifies"; below
+    NEEDED_MIN_LABELS the result says there are too few to estimate from, and gives no number."""
+    from calibrate.defaults import NEEDED_MIN_LABELS
+
+    data = _labeled(n=NEEDED_MIN_LABELS - 1)
+    res = th.find_thresholds(data, alpha=0.02, delta=DELTA, beta=BETA)
+    assert res.status == "insufficient_data"
+    th.with_needed(res)
+    assert res.needed_labels is None and res.to_dict()["needed_labels"] is None
+    assert any(note.startswith("too few labels (29) to estimate") for note in res.notes)
+    enough = th.find_thresholds(_labeled(n=NEEDED_MIN_LABELS), alpha=0.02, delta=DELTA, beta=BETA)
+    assert th.with_needed(enough).needed_labels is not None

@@ -125,6 +125,7 @@ from calibrate.defaults import (
     DEFAULT_BETA,
     DEFAULT_DELTA,
     MIN_DECIDED,
+    NEEDED_MIN_LABELS,
     TRADEOFF_ALPHAS,
 )
 from calibrate.profile import Kind, Limits, Question
@@ -796,12 +797,21 @@ def with_needed(
 ) -> StepThresholds:
     """Attach the labels-needed estimate to an ``insufficient_data`` result (in place; returned).
 
+    Below :data:`calibrate.defaults.NEEDED_MIN_LABELS` labeled checks there is
+    no estimate (``needed_labels`` stays ``None``) and a note says why.
+
     When no total up to the cap reaches ``probability``, the estimate's own
     status is ``unattainable`` (``total`` null) and a note says so; the
     step's status stays ``insufficient_data`` (it reads only what grows with
     alpha).
     """
     if result.status != "insufficient_data" or result.data is None:
+        return result
+    if result.n_labeled < NEEDED_MIN_LABELS:
+        result.notes.append(
+            f"too few labels ({result.n_labeled}) to estimate how many are needed: resamples of so "
+            f"few rows only repeat them; label at least {NEEDED_MIN_LABELS} checks first"
+        )
         return result
     s = result.settings
     est = needed_mod.estimate_needed(
