@@ -23,6 +23,7 @@ FLAG_DESCRIPTIONS = {
     "at_missing": "a check has no time",
     "decision_without_check": "a decision names a submission with no recorded check",
     "conflicting_decisions": "a check has two different decisions (the latest is used; a drawn check: the first after its draw)",
+    "checks_at_same_time": "a submission has two checks recorded at the same time, with different verdicts or models (one record is likely wrong; a decision labels only one)",
 }
 
 #: Each SQL flag as the flagged rows: the submission (run, step, attempt) and what is off.
@@ -57,6 +58,13 @@ _SQL_FLAGS = {
     "conflicting_decisions": """
         SELECT c.run_id, c.step, c.attempt, l.n_decisions || ' decisions, the latest ' || l.decision AS detail
         FROM check_labels l JOIN checks c USING (check_id) WHERE l.conflict""",
+    "checks_at_same_time": """
+        SELECT run_id, step, attempt,
+               count(*) || ' checks at ' || strftime(checked_at, '%Y-%m-%dT%H:%M:%SZ') || ': '
+               || string_agg(verdict || coalesce(' (' || to_json(model) || ')', ''), ', '
+                             ORDER BY verdict, model) AS detail
+        FROM checks WHERE checked_at IS NOT NULL
+        GROUP BY run_id, step, attempt, checked_at HAVING count(*) > 1""",
 }
 
 

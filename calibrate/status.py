@@ -17,7 +17,9 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     -------
     dict
         ``runs``, ``checks``, ``answers``, ``decisions``, ``labeled_checks``,
-        ``unlabeled_checks``, ``conflicts``, ``quarantined``, ``files``,
+        ``unlabeled_checks``, ``conflicts``, ``quarantined``, ``files`` (files
+        ingested, each counted once), ``file_versions`` (their ingested versions:
+        a file ingested again after it changed is one more),
         ``withdrawn`` (``{checks, decisions, runs}`` that newer versions of
         files withdrew), ``processes`` (a list of ``{process, step, model,
         checks, labeled, first_at, last_at}``), ``flags`` and ``schema_version``.
@@ -45,7 +47,8 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "unlabeled_checks": sum(int(row[3]) for row in processes) - labeled,
         "conflicts": flags["conflicting_decisions"],  # the same count
         "quarantined": one("SELECT count(*) FROM quarantine"),
-        "files": one("SELECT count(*) FROM files"),
+        "files": one("SELECT count(DISTINCT path) FROM files"),
+        "file_versions": one("SELECT count(*) FROM files"),
         "withdrawn": {f"{kind}s": int(withdrawn.get(kind, 0)) for kind in WITHDRAWN_KINDS},
         "processes": [
             {

@@ -125,7 +125,14 @@ def test_single_run_json_file(tmp_path, examples_dir):
     (tmp_path / "r.json").write_text(json.dumps(json.loads(first), indent=2))
     con = connect(":memory:")
     report = ingest(con, [tmp_path / "r.json"])
-    assert report.totals == {"read": 1, "loaded": 1, "new": 1, "quarantined": 0, "withdrawn": 0}
+    assert report.totals == {
+        "read": 1,
+        "loaded": 1,
+        "new": 1,
+        "quarantined": 0,
+        "withdrawn": 0,
+        "pending": 0,
+    }
     assert con.execute("SELECT count(*) FROM checks").fetchone()[0] == 2
 
 

@@ -23,8 +23,11 @@ from calibrate.store import DEFAULT_WAIT_SECONDS, connect, default_path
 PROGRESS_MIN_BYTES = 8 * 1024 * 1024
 
 
-def _counts(read: int, loaded: int, new: int, quarantined: int, withdrawn: int) -> str:
+def _counts(
+    read: int, loaded: int, new: int, quarantined: int, withdrawn: int, pending: int = 0
+) -> str:
     text = f"read {read}, loaded {loaded} ({new} new), quarantined {quarantined}"
+    text += f", pending {pending}" if pending else ""
     return text + (f", withdrawn {withdrawn}" if withdrawn else "")
 
 
@@ -68,8 +71,10 @@ def ingest_command(
 ) -> None:
     """Load run documents, verdict lines, decision tables, process files and limits into the store.
 
-    Every record is loaded or quarantined with a reason; per file the command
-    prints read = loaded + quarantined. Re-ingesting a file changes nothing.
+    Every record is loaded or quarantined with a reason, or is pending (a
+    decision table's row whose decision is blank: not decided yet); per file
+    the command prints read = loaded + quarantined + pending. Re-ingesting a
+    file changes nothing; ingesting it again once filled in loads its rows.
     """
     require_format(fmt, "ingest", Format.table, Format.json)
     as_json = as_json or fmt is Format.json
@@ -119,10 +124,12 @@ def _print(report: IngestReport, as_json: bool, quiet: bool) -> None:
         for f in report.files:
             if f.status != "skipped":
                 label = "unchanged" if f.status == "unchanged" else f.kind
-                counts = _counts(f.read, f.loaded, f.new, f.quarantined, f.withdrawn)
+                counts = _counts(f.read, f.loaded, f.new, f.quarantined, f.withdrawn, f.pending)
                 typer.echo(f"{label:<10} {terminal_safe(f.path)}: {counts}")
         t = report.totals
-        total = _counts(t["read"], t["loaded"], t["new"], t["quarantined"], t["withdrawn"])
+        total = _counts(
+            t["read"], t["loaded"], t["new"], t["quarantined"], t["withdrawn"], t["pending"]
+        )
         # Files that are no export kind are neither read nor quarantined: counted apart, and
         # listed (a diagnostic, on stderr) under their own heading, not among the records.
         typer.echo(f"total: {total}" + (f"; {_files(len(skipped))} skipped" if skipped else ""))
@@ -132,6 +139,13 @@ def _print(report: IngestReport, as_json: bool, quiet: bool) -> None:
                 err.print(f"  {terminal_safe(f.path)}: {terminal_safe(f.note)}", markup=False)
         if t["quarantined"]:
             err.print("see `calibrate status --quarantine` for the reasons", markup=False)
+        if t["pending"]:
+            n = t["pending"]
+            err.print(
+                f"pending: {n} row{'s' if n != 1 else ''} without a decision, not loaded; fill in "
+                "their decision and ingest the file again",
+                markup=False,
+            )
         if t["withdrawn"]:
             err.print(
                 "newer versions of files withdrew what they no longer hold: see `calibrate status --withdrawn`",

@@ -155,15 +155,19 @@ def left_out_text(n: dict[str, int]) -> str:
     parts = []
     if n["escalations"]:
         parts.append(
-            f"{n['escalations']} escalations after the switch (the unsure region the enforced "
+            f"{n['escalations']} escalation{'s' if n['escalations'] != 1 else ''} after the "
+            "switch (the unsure region the enforced "
             "check selected)"
         )
     if n["undrawn"]:
         parts.append(
-            f"{n['undrawn']} decisions on enforced pass/fail checks that no audit draw drew"
+            f"{n['undrawn']} decision{'s' if n['undrawn'] != 1 else ''} on enforced pass/fail "
+            "checks that no audit draw drew"
         )
+    total = sum(n.values())
     return (
-        f"{sum(n.values())} decisions left out of the labeled figures: {' and '.join(parts)}; "
+        f"{total} decision{'s' if total != 1 else ''} left out of the labeled figures: "
+        f"{' and '.join(parts)}; "
         "the checks still count in the rates over all checks; --with-escalations keeps the "
         "decisions"
     )

@@ -69,7 +69,7 @@ def status_command(
         f"{info['unlabeled_checks']} unlabeled) · answers {info['answers']} · decisions {info['decisions']}"
     )
     typer.echo(
-        f"conflicts {info['conflicts']} · quarantined {info['quarantined']} · files {info['files']} · "
+        f"conflicts {info['conflicts']} · quarantined {info['quarantined']} · {_files(info)} · "
         f"schema v{info['schema_version']}"
     )
     counts = [_plural(n, kind[:-1]) for kind, n in info["withdrawn"].items() if n]
@@ -118,3 +118,11 @@ def status_command(
 
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _files(info: dict) -> str:
+    """``files N``: the files ingested, and their versions when a file was ingested again changed."""
+    text = f"files {info['files']}"
+    if info["file_versions"] != info["files"]:
+        text += f" ({info['file_versions']} versions)"
+    return text

@@ -2,7 +2,8 @@
 
 >>> from calibrate.ingest import ingest  # doctest: +SKIP
 >>> report = ingest(con, ["exports/"])  # doctest: +SKIP
->>> report.totals["read"] == report.totals["loaded"] + report.totals["quarantined"]  # doctest: +SKIP
+>>> t = report.totals  # doctest: +SKIP
+>>> t["read"] == t["loaded"] + t["quarantined"] + t["pending"]  # doctest: +SKIP
 True
 """
 
@@ -24,7 +25,14 @@ from calibrate.errors import CalibrateError, ProcessFileError, StoreError, Usage
 from calibrate.ingest import lines as _lines
 from calibrate.ingest import process_files, statements
 from calibrate.ingest.sources import Source, discover, json_file_kind
-from calibrate.ingest.tables import UTF16_BOMS, Unreadable, stage_csv, stage_parquet
+from calibrate.ingest.tables import (
+    UTF16_BOMS,
+    UTF16_NO_BOM_REASON,
+    Unreadable,
+    stage_csv,
+    stage_parquet,
+    utf16_without_bom,
+)
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: The ``files.kind`` values a source kind can end up as (a .json file is records or limits).
@@ -39,7 +47,12 @@ __all__ = ["FileResult", "IngestReport", "discover", "ingest", "ingest_file", "s
 
 @dataclass
 class FileResult:
-    """What happened to one file. ``read == loaded + quarantined`` always."""
+    """What happened to one file. ``read == loaded + quarantined + pending`` always.
+
+    ``pending`` counts the records whose decision is blank (a decision table's
+    rows not decided yet, as an audit draw's CSV is before it is filled in):
+    neither loaded nor quarantined; filled in, a newer version of the file loads them.
+    """
 
     path: str
     kind: str
@@ -51,6 +64,7 @@ class FileResult:
     note: str = ""
     #: Checks and decisions an older version of the file contributed that this one withdrew.
     withdrawn: int = 0
+    pending: int = 0
 
 
 @dataclass
@@ -61,8 +75,8 @@ class IngestReport:
 
     @property
     def totals(self) -> dict[str, int]:
-        """Sums of read, loaded, new, quarantined and withdrawn over the files."""
-        keys = ("read", "loaded", "new", "quarantined", "withdrawn")
+        """Sums of read, loaded, new, quarantined, withdrawn and pending over the files."""
+        keys = ("read", "loaded", "new", "quarantined", "withdrawn", "pending")
         return {k: sum(getattr(f, k) for f in self.files) for k in keys}
 
     def to_dict(self) -> dict:
@@ -243,13 +257,17 @@ def ingest_file(
         and seen[4] == digest
         and seen[3] in STORED_KINDS.get(source.kind, [source.kind])
     ):
+        # What was neither loaded nor quarantined was pending (the files log keeps no column for it).
         return FileResult(
-            str(path), seen[3], "unchanged", seen[0], seen[1], 0, seen[2], "already ingested"
-        )
+            str(path), seen[3], "unchanged", seen[0], seen[1], 0, seen[2], "already ingested",
+            pending=seen[0] - seen[1] - seen[2],
+        )  # fmt: skip
     if source.kind in ("records", "json", "process") and _is_utf16(path):
         # Read as UTF-8, every line would be garbage with a reason of its own (and the
         # typed lane would count lines wrongly): one record that says what to do instead.
         return _whole_file_quarantine(con, path, digest, size, source.kind, UTF16_REASON)
+    if source.kind in ("records", "json", "process") and _head_codec(path) != "utf-8":
+        return _whole_file_quarantine(con, path, digest, size, source.kind, UTF16_NO_BOM_REASON)
     tick = progress(path, size) if progress is not None else None
     # Outside the file's transaction, so that its staging tables are freed as they are replaced.
     use_lane = (
@@ -345,6 +363,15 @@ def _is_utf16(path: Path) -> bool:
     return head[:2] == b"\xfe\xff" and head[2] == 0 and head[3] < 0x80
 
 
+def _head_codec(path: Path) -> str:
+    """How the file's first bytes read: ``utf-16`` (a byte order mark), ``utf-16-le``/``-be`` (none), ``utf-8``."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if head[:2] in UTF16_BOMS:
+        return "utf-16"
+    return utf16_without_bom(head) or "utf-8"
+
+
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
     try:
         con.execute("ROLLBACK")
@@ -411,10 +438,10 @@ def _whole_file_quarantine(
     if kind not in ("process",) and _has_older_version(con, path):
         _file_context(con, file_id, path)
         _replace_older_versions(con, path, holds_nothing=True)
-    with open(path, "rb") as fh:
-        head = fh.read(2000)
     # A UTF-16 file's preview is its text, not every other byte a NUL.
-    raw = head.decode("utf-16" if head[:2] in UTF16_BOMS else "utf-8", "replace")
+    codec = _head_codec(path)
+    with open(path, "rb") as fh:
+        raw = fh.read(2000).decode(codec, "replace")
     con.execute(
         "INSERT INTO quarantine VALUES (?, ?, NULL, '$', ?, ?)", [file_id, str(path), raw, reason]
     )
@@ -498,12 +525,13 @@ def _ingest_records(
     else:
         stager(con, path)
     _file_context(con, file_id, path)
-    n_read, n_bad, n_new = run_record_pipeline(con, path, replaces=replaces)
+    n_read, n_bad, n_pending, n_new = run_record_pipeline(con, path, replaces=replaces)
     _refine_json_errors(con, path)
     withdrawn = _n_withdrawn(con, file_id) if replaces else 0
     return FileResult(
-        str(path), kind, "loaded", n_read, n_read - n_bad, n_new, n_bad, "", withdrawn
-    )
+        str(path), kind, "loaded", n_read, n_read - n_bad - n_pending, n_new, n_bad, "", withdrawn,
+        n_pending,
+    )  # fmt: skip
 
 
 def _run_step(name: str, fn: Callable[[], object]) -> object:
@@ -517,7 +545,7 @@ def run_record_pipeline(
     replaces: bool,
     step: Callable[[str, Callable[[], object]], object] = _run_step,
 ) -> tuple[int, int, int]:
-    """Run the record pipeline's statements on the staged file; return (read, quarantined, new).
+    """Run the record pipeline's statements on the staged file; return (read, quarantined, pending, new).
 
     ``step(name, fn)`` runs each statement (the profiler times them).
     """
@@ -530,12 +558,27 @@ def run_record_pipeline(
                 counts = step(name, lambda sql=sql: con.execute(sql).fetchone())
             else:
                 step(name, lambda sql=sql: con.execute(sql))
+            if name == "run_processes":
+                _stage_lane_lines(con, path)
         except duckdb.Error as exc:
             raise StoreError(
                 f"could not store {path}: ingest step {name!r} failed: {_first_line(exc)}; "
                 "nothing from it was stored"
             ) from exc
     return counts
+
+
+def _stage_lane_lines(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Stage the raw lines of the typed lane's records that the pipeline quarantined (few, if any).
+
+    The lane reads records without staging their lines; one quarantined after all (its run
+    named with another process) shows its line in the quarantine like any other record.
+    """
+    recs = con.execute("SELECT DISTINCT rec FROM s_clash WHERE lane ORDER BY rec").fetchnumpy()[
+        "rec"
+    ]
+    if len(recs):
+        _lines.stage_selected_lines(con, path, np.asarray(recs, dtype=np.int64))
 
 
 def _refine_json_errors(con: duckdb.DuckDBPyConnection, path: Path) -> None:

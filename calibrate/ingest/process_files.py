@@ -152,6 +152,11 @@ def parse_process(text: str) -> Parsed:
         raise ProcessFileError("a process file needs a 'process' name")
     version = None if doc.get("version") is None else str(doc.get("version"))
     out = Parsed(n_read=0, rows=[], bad=[], process=process, version=version)
+    # Where each step id is used (steps are few: a process file is configuration, not records).
+    used: dict[object, list[int]] = {}
+    for i, step in enumerate(doc["steps"]):
+        if isinstance(step, dict) and isinstance(step.get("id"), str):
+            used.setdefault(step["id"], []).append(i)
     for i, step in enumerate(doc["steps"]):
         if isinstance(step, dict) and "check" not in step and "advisory" in step:
             # check-1 §2: advisory is allowed only beside a check; the step is read and refused.
@@ -170,6 +175,12 @@ def parse_process(text: str) -> Parsed:
         try:
             if not isinstance(step_id, str) or not step_id:
                 raise ProcessFileError("the step has no 'id'")
+            if len(used[step_id]) > 1:
+                places = ", ".join(f"steps[{j}]" for j in used[step_id])
+                raise ProcessFileError(
+                    f"step id {json.dumps(step_id)} is used by {places}: a step id names one "
+                    "step of a process; rename the others"
+                )
             advisory = step.get("advisory", False)
             if not isinstance(advisory, bool):
                 raise ProcessFileError("'advisory' must be true or false")

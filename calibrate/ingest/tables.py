@@ -43,6 +43,36 @@ KIND_COLUMNS = ("decision", "check", "steps")
 OTHER_DELIMITERS = (";", "\t", "|")
 #: Byte order marks of UTF-16 (little-, big-endian); Python's "utf-16" codec reads either.
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+#: Why a file whose text is UTF-16 without a byte order mark is refused whole: its NUL bytes do
+#: not show in a terminal or an editor, so the names it holds would seem right and be wrong.
+UTF16_NO_BOM_REASON = (
+    "file looks like UTF-16 without a byte order mark (every other byte is a NUL byte); "
+    "calibrate reads UTF-8 (and a CSV also UTF-16 with a byte order mark): save it as UTF-8"
+)
+#: Why a CSV whose header holds a NUL byte (other than in the UTF-16 pattern) is refused whole.
+NUL_HEADER_REASON = (
+    "the CSV header holds NUL bytes (0x00), which do not show on screen: "
+    "is the file UTF-16 without a byte order mark? save it as UTF-8"
+)
+
+
+def utf16_without_bom(head: bytes) -> str | None:
+    """The codec of text that is UTF-16 without a byte order mark, from its first bytes; else None.
+
+    Text files start with ASCII (a CSV header, ``{``, a YAML key): in UTF-16
+    that is a NUL byte beside each of the first characters, which UTF-8 text
+    never has.
+    """
+    pairs = head[: min(len(head), 8) // 2 * 2]
+    if len(pairs) < 4 or head[:2] in UTF16_BOMS:
+        return None
+    even, odd = pairs[0::2], pairs[1::2]
+    if not any(odd) and all(0 < b < 0x80 for b in even):
+        return "utf-16-le"
+    if not any(even) and all(0 < b < 0x80 for b in odd):
+        return "utf-16-be"
+    return None
+
 
 #: Surrogate escapes stand for bytes that were not valid UTF-8.
 _UNDECODABLE = re.compile("[\udc80-\udcff]")
@@ -85,6 +115,8 @@ def stage_csv(
         with a UTF-16 byte order mark but is not valid UTF-16.
     """
     data = path.read_bytes()
+    if utf16_without_bom(data[:8]):
+        raise Unreadable(UTF16_NO_BOM_REASON)
     if direct_decisions and _stage_decision_table_directly(con, path, data, max_line_bytes):
         return
     undecodable = False
@@ -112,6 +144,8 @@ def stage_csv(
             raise Unreadable(f"the CSV header cannot be parsed: {errors[0][2]}")
         return
     names = _column_names(rows[h])
+    if any("\x00" in n for n in names):
+        raise Unreadable(NUL_HEADER_REASON)
     if undecodable and any(_UNDECODABLE.search(n) for n in names):
         raise Unreadable("the CSV header is not valid UTF-8")
     # Rows are numbered as a spreadsheet shows them (the first row is 1, the header's or a

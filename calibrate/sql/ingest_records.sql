@@ -134,12 +134,22 @@ SELECT *,
     CASE
         WHEN steps IS NOT NULL THEN 'run'
         WHEN "check" IS NOT NULL THEN 'verdict'
+        -- A blank decision is one not made yet (an audit table partly filled in): pending.
+        WHEN decision_name(json_string(decision)) = '' THEN 'pending'
         WHEN decision IS NOT NULL THEN 'decision'
     END AS kind,
     json_id(run) AS run_id,
     json_id(process) AS process_name,
     CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text
 FROM s_doc;
+
+-- name: pending
+-- A record whose only kind key is "decision": null (a blank cell of a decision table) is pending
+-- too: not loaded, not quarantined, counted apart (only records of no kind are looked at again).
+UPDATE s_kind SET kind = 'pending'
+WHERE kind IS NULL AND rec IN (
+    SELECT r.rec FROM s_rec r SEMI JOIN (SELECT rec FROM s_kind WHERE kind IS NULL) k USING (rec)
+    WHERE json_type(try_cast(r.line AS JSON), '$.decision') = 'NULL');
 
 -- name: bad_top
 CREATE OR REPLACE TEMP TABLE bad_reasons AS
@@ -160,7 +170,7 @@ SELECT rec, line_no, json_path,
 FROM s_kind WHERE kind IS NULL
 UNION ALL
 SELECT rec, line_no, json_path, 'record has no "run" id (a string or an integer)'
-FROM s_kind WHERE kind IS NOT NULL AND (run_id IS NULL OR run_id = '')
+FROM s_kind WHERE kind IN ('run', 'verdict', 'decision') AND (run_id IS NULL OR run_id = '')
 UNION ALL
 SELECT rec, line_no, json_path, '"steps" must be an object of step ids'
 FROM s_kind WHERE kind = 'run' AND json_type(steps) <> 'OBJECT'
@@ -487,6 +497,53 @@ SELECT rec, any_value(line_no) AS line_no, any_value(json_path) AS json_path,
            AS reason
 FROM bad_reasons GROUP BY rec;
 
+-- name: run_processes
+-- A run id names one run of one process. A record that names another process for its run than
+-- the store holds (from another file) is quarantined, and so is every record of a run that this
+-- file names with two processes: loaded, a verdict would merge into another process's run (its
+-- check has the same identity) and a decision would label another process's check. A record
+-- without a process names none and agrees with any. The lane's records (f_*) take part: a run
+-- document (f_recs) and a decision table's rows (source 'table'); a run's own decisions name its
+-- process. Records the record pipeline did not stage have no raw text here: the lane's lines
+-- (lane) are staged by the loader for the quarantine, a decision table's rows show as read (raw).
+CREATE OR REPLACE TEMP TABLE s_named AS
+SELECT rec, line_no, json_path, run_id, process_name, false AS lane, NULL::VARCHAR AS raw
+FROM s_kind ANTI JOIN s_bad USING (rec)
+WHERE kind IN ('run', 'verdict', 'decision') AND process_name IS NOT NULL
+UNION ALL
+SELECT rec, rec, NULL, run_id, process_name, true, NULL FROM f_recs WHERE process_name IS NOT NULL
+UNION ALL
+SELECT rec, NULL, 'row ' || rec, run_id, process_name, false,
+       json_object('run', run_id, 'process', process_name, 'step', step, 'attempt', attempt,
+                   'decision', decision, 'by', decided_by, 'at', at_ts, 'note', note)::VARCHAR
+FROM f_decisions WHERE source = 'table' AND process_name IS NOT NULL;
+CREATE OR REPLACE TEMP TABLE s_clash AS
+WITH in_file AS (
+    SELECT run_id, min(process_name) AS lo, max(process_name) AS hi FROM s_named GROUP BY run_id
+), stored AS (  -- what other files hold (this file's older versions are replaced, not compared)
+    SELECT run_id, min(process) AS process, arg_min(path, process) AS path FROM (
+        SELECT r.run_id, r.process, r.file_id FROM runs r SEMI JOIN in_file USING (run_id)
+        WHERE r.process IS NOT NULL
+        UNION ALL
+        SELECT d.run_id, d.process, d.file_id FROM decisions d SEMI JOIN in_file USING (run_id)
+        WHERE d.process IS NOT NULL
+    ) JOIN files f USING (file_id)
+    WHERE f.path <> (SELECT path FROM s_ctx)
+    GROUP BY run_id
+)
+SELECT DISTINCT n.rec, n.line_no, n.json_path, n.lane, n.raw,
+       CASE WHEN s.process IS NOT NULL
+            THEN 'run ' || to_json(n.run_id) || ' is a run of process ' || to_json(s.process) || ' in '
+                 || s.path || ', but this record names process ' || to_json(n.process_name)
+                 || ': a run id names one run of one process; correct "process" or "run" here or there'
+            ELSE 'run ' || to_json(n.run_id) || ' is named with two processes in this file ('
+                 || to_json(f.lo) || ', ' || to_json(f.hi) || '): a run id names one run of one process; '
+                 || 'correct "process" or "run" in the records that are wrong'
+       END AS reason
+FROM s_named n JOIN in_file f USING (run_id) LEFT JOIN stored s USING (run_id)
+WHERE (s.process IS NOT NULL AND n.process_name <> s.process) OR (s.process IS NULL AND f.lo <> f.hi);
+INSERT INTO s_bad SELECT rec, any_value(line_no), any_value(json_path), any_value(reason) FROM s_clash GROUP BY rec;
+
 -- name: file_rows
 -- The file's good checks and decisions with their natural keys, before duplicates are settled.
 CREATE OR REPLACE TEMP VIEW s_check_rows AS
@@ -499,14 +556,14 @@ FROM s_check3 c ANTI JOIN s_bad b USING (rec)
 UNION ALL
 SELECT check_id, rec, line_no, path, run_id, process_name, version_text, step, attempt_raw, verdict, advisory, model,
        at_ts, recorded_in, is_truncated, truncation, n_questions, priority
-FROM f_checks;
+FROM f_checks ANTI JOIN s_bad USING (rec);
 CREATE OR REPLACE TEMP VIEW s_dec_rows AS
 SELECT decision_key(run_id, step, attempt, decision, decided_by, at_ts) AS decision_id,
        rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
 FROM s_dec2 ANTI JOIN s_bad b USING (rec)
 UNION ALL
 SELECT decision_id, rec, line_no, path, run_id, process_name, step, attempt, decision, decided_by, at_ts, note, source
-FROM f_decisions;
+FROM f_decisions ANTI JOIN s_bad USING (rec);
 -- The staged answers in the answers table's columns (but check_id and question_id), by the record
 -- they came from.
 CREATE OR REPLACE TEMP VIEW s_staged_answers AS
@@ -541,7 +598,7 @@ FROM (
     SELECT k.run_id, k.process_name, k.version_text FROM s_kind k ANTI JOIN s_bad b USING (rec)
     WHERE k.kind IN ('run', 'verdict')
     UNION ALL
-    SELECT run_id, process_name, version_text FROM f_recs
+    SELECT run_id, process_name, version_text FROM f_recs ANTI JOIN s_bad USING (rec)
 )
 GROUP BY run_id;
 
@@ -604,10 +661,11 @@ INSERT INTO quarantine
 SELECT (SELECT file_id FROM s_ctx), (SELECT path FROM s_ctx), b.line_no, b.json_path,
        CASE WHEN strlen(raw) > 65536 THEN left(raw, 65536) || ' …[truncated]' ELSE raw END, b.reason
 FROM (
-    SELECT b.*, coalesce(p.raw, s.line) AS raw
+    SELECT b.*, coalesce(p.raw, s.line, c.raw) AS raw
     FROM s_bad b
     LEFT JOIN (SELECT rec, any_value(raw) AS raw FROM pre_bad GROUP BY rec) p USING (rec)
     LEFT JOIN stage_lines s USING (rec)
+    LEFT JOIN (SELECT rec, any_value(raw) AS raw FROM s_clash GROUP BY rec) c USING (rec)
 ) b
 WHERE NOT EXISTS (
     SELECT 1 FROM quarantine q
@@ -620,6 +678,7 @@ SELECT
     (SELECT count(*) FROM s_rec) + (SELECT count(DISTINCT rec) FROM pre_bad)
     + (SELECT count(*) FROM (SELECT rec FROM f_recs UNION SELECT rec FROM f_decisions)) AS n_read,
     (SELECT count(*) FROM s_bad) AS n_quarantined,
+    (SELECT count(*) FROM s_kind WHERE kind = 'pending') AS n_pending,
     (SELECT count(DISTINCT rec) FROM (
         SELECT rec FROM s_new_check UNION ALL SELECT rec FROM s_new_dec)) AS n_new;
 
