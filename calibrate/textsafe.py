@@ -41,6 +41,30 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~&$])")
 
 
+#: How a name a record did not give is shown (never "None", "nan" or "-").
+NO_PROCESS, NO_STEP, NO_MODEL = "(no process)", "(no step)", "(unknown model)"
+
+
+def shown_name(value: Any, missing: str) -> str:
+    """``value`` as text, or ``missing`` when the record gave none (None, NaN, NA or "").
+
+    Examples
+    --------
+    >>> shown_name(float("nan"), NO_MODEL), shown_name(None, NO_PROCESS), shown_name("m", NO_MODEL)
+    ('(unknown model)', '(no process)', 'm')
+    """
+    if value is None or value == "" or type(value).__name__ == "NAType":
+        return missing
+    if isinstance(value, float) and value != value:  # NaN
+        return missing
+    return str(value)
+
+
+def step_name(process: Any, step: Any, *, sep: str = " / ") -> str:
+    """``process / step`` with :func:`shown_name`'s placeholders for what a record did not give."""
+    return f"{shown_name(process, NO_PROCESS)}{sep}{shown_name(step, NO_STEP)}"
+
+
 def strip_control(text: Any, *, keep_newlines: bool = False) -> str:
     """Remove ANSI escape sequences and control characters from ``text``.
 

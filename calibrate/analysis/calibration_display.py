@@ -26,6 +26,7 @@ from calibrate.drawing import (
     new_figure,
     safe_text,
 )
+from calibrate.textsafe import NO_MODEL, shown_name, step_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from calibrate.analysis.calibration import (
@@ -318,7 +319,7 @@ class RatesDisplay:
 def _subtitle(q: QuestionCalibration, width: int = 110) -> str:
     week = f" · week of {q.week}" if q.week else ""
     return safe_text(
-        f"{q.process} / {q.step} · {KIND_NAMES.get(q.kind, q.kind)} · model {q.model}{week} · n = {q.n}",
+        f"{step_name(q.process, q.step)} · {KIND_NAMES.get(q.kind, q.kind)} · model {q.model}{week} · n = {q.n}",
         width=width,
         max_lines=2,
     )
@@ -424,7 +425,7 @@ def step_figure(questions: Sequence[QuestionCalibration], *, title: str | None =
     if title is None and questions:
         q = questions[0]
         week = f" · week of {q.week}" if q.week else ""
-        title = f"{q.process} / {q.step} · model {q.model}{week}"
+        title = f"{step_name(q.process, q.step)} · model {shown_name(q.model, NO_MODEL)}{week}"
     if title:
         fig.suptitle(
             safe_text(title, width=42 * ncols, max_lines=2),

@@ -98,6 +98,7 @@ from calibrate.analysis.threshold_view import (  # noqa: F401 - re-exported
 )
 from calibrate.defaults import DEFAULT_N_BOOT, ReadinessOptions
 from calibrate.profile import Question
+from calibrate.textsafe import NO_MODEL, NO_PROCESS, NO_STEP, shown_name, step_name
 
 # --------------------------------------------------------------------------- the store
 
@@ -244,7 +245,7 @@ def assess_store(
         searched = getattr(tv.raw, "left_out", None)
         steps[-1].left_out["audits_after_switch"] = int((searched or {}).get("audits", 0))
         if tv.note:
-            notes.append(f"{inp.process}/{inp.step}: {tv.note}")
+            notes.append(f"{step_name(inp.process, inp.step, sep='/')}: {tv.note}")
     if filters.since is not None and since.steps:
         notes.append(
             "Since the switch: the monitor's tests, status and counts run over every audit "
@@ -326,14 +327,16 @@ def read_step_inputs(con: Any, filters: Any = None) -> Iterator[StepInputs]:
             # Today's questions come from the rows' thresholds: every column is needed.
             a = read_answers(con, replace(filters, process=process, step=step))
         a, s = share_check_codes(a, s)
-        model_col = s["model"].astype(object).where(s["model"].notna(), "(unknown model)")
+        model_col = s["model"].astype(object).where(s["model"].notna(), NO_MODEL)
         s_cur = s[(model_col == change.current).to_numpy()]
         a_cur = a[isin(a["check_id"], s_cur["check_id"])]
         keep = current_wording(s_cur, a_cur, qs)
         s_cur = s_cur[keep.to_numpy(dtype=bool)]
         a_cur = a_cur[isin(a_cur["check_id"], s_cur["check_id"])]
-        yield StepInputs(str(process), str(step), s, a, s_cur, a_cur, list(qs),
-                         (str(process), str(step)) in approvals, server_limits)  # fmt: skip
+        # A check recorded without a process is its own group, named so (str(NaN) read "nan").
+        process, step = shown_name(process, NO_PROCESS), shown_name(step, NO_STEP)
+        yield StepInputs(process, step, s, a, s_cur, a_cur, list(qs),
+                         (process, step) in approvals, server_limits)  # fmt: skip
 
 
 def search_thresholds(

@@ -19,8 +19,9 @@ import pandas as pd
 
 from calibrate.analysis.stats import clopper_pearson_interval
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Limits, Question, decide, worst
+from calibrate.textsafe import NO_MODEL
 
-UNKNOWN_MODEL = "(unknown model)"
+UNKNOWN_MODEL = NO_MODEL
 
 
 # --------------------------------------------------------------------------- the labeled matrix

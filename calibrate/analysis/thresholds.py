@@ -129,6 +129,7 @@ from calibrate.defaults import (
     TRADEOFF_ALPHAS,
 )
 from calibrate.profile import Kind, Limits, Question
+from calibrate.textsafe import NO_MODEL, shown_name, step_name
 
 __all__ = [
     "SEARCH_ANSWER_COLUMNS", "SEARCH_CHECK_COLUMNS", "STATUSES", "UNKNOWN_MODEL", "Path", "Rates",
@@ -356,7 +357,7 @@ class StepThresholds:
             self.tradeoff(alphas),
             alpha=self.alpha,
             delta=self.delta,
-            title=f"{self.process} / {self.step} · model {self.model}",
+            title=f"{step_name(self.process, self.step)} · model {shown_name(self.model, NO_MODEL)}",
             current=current_point,
         )
 

@@ -24,6 +24,7 @@ from calibrate.cli.render import echo_json, terminal_safe
 from calibrate.defaults import check_readiness_options
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
+from calibrate.textsafe import NO_MODEL, shown_name, step_name
 
 monitoring = lazy_module("calibrate.analysis.monitor")
 
@@ -99,7 +100,11 @@ def print_table(
         status = {"ok": "OK (no alarm)", "warning": "WARNING (no alarm)"}.get(
             s.status, s.status.upper()
         )
-        typer.echo(terminal_safe(f"{s.process} / {s.step} · {s.model or '-'}: {status}"))
+        typer.echo(
+            terminal_safe(
+                f"{step_name(s.process, s.step)} · {shown_name(s.model, NO_MODEL)}: {status}"
+            )
+        )
         since = f"{s.enforced_since:%Y-%m-%d}" if s.enforced_since else "-"
         period = f" (enforcement period {s.period}, a test of its own)" if s.period > 1 else ""
         typer.echo(f"  enforced since {since}{period}")

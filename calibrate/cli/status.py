@@ -11,6 +11,7 @@ from calibrate.cli.options import DbOption, Format, format_option, require_forma
 from calibrate.cli.render import clip, echo_json, terminal_safe
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
+from calibrate.textsafe import NO_MODEL, shown_name, step_name
 
 consistency = lazy_module("calibrate.consistency")
 store_status = lazy_module("calibrate.status")
@@ -78,8 +79,8 @@ def status_command(
     typer.echo("")
     typer.echo(f"{'process / step':<38} {'model':<22} {'checks':>7} {'labeled':>8}")
     for p in info["processes"]:
-        name = clip(terminal_safe(f"{p['process']} / {p['step']}"), 38)
-        model = clip(terminal_safe(p["model"] or "-"), 22)
+        name = clip(terminal_safe(step_name(p["process"], p["step"])), 38)
+        model = clip(terminal_safe(shown_name(p["model"], NO_MODEL)), 22)
         typer.echo(f"{name:<38} {model:<22} {p['checks']:>7} {p['labeled']:>8}")
     flagged = {k: v for k, v in info["flags"].items() if v}
     if flagged:

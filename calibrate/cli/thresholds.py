@@ -44,7 +44,7 @@ from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.profile import Kind, Question
 from calibrate.store import connect
-from calibrate.textsafe import strip_control, yaml_block
+from calibrate.textsafe import NO_MODEL, shown_name, step_name, strip_control, yaml_block
 
 if TYPE_CHECKING:
     from calibrate.analysis import thresholds as lib
@@ -257,7 +257,7 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
         ]
         head = [
             *_comment(
-                f"{s.process} / {s.step} · model {s.model} · {s.n_labeled} labeled"
+                f"{step_name(s.process, s.step)} · model {shown_name(s.model, NO_MODEL)} · {s.n_labeled} labeled"
                 + (f" (left out: {', '.join(left)})" if left else "")
             ),
             *_comment(f"status {s.status}: {_status_sentence(s)}"),

@@ -45,7 +45,16 @@ from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.step_readiness import StepReadiness
 from calibrate.analysis.threshold_view import suggested_questions
 from calibrate.report import plots, switch
-from calibrate.textsafe import escape_markdown, strip_control, yaml_block
+from calibrate.textsafe import (
+    NO_MODEL,
+    NO_PROCESS,
+    NO_STEP,
+    escape_markdown,
+    shown_name,
+    step_name,
+    strip_control,
+    yaml_block,
+)
 
 #: The formats :func:`write_report` writes, and their file names.
 FORMATS = {"html": "report.html", "md": "report.md", "json": "report.json"}
@@ -182,7 +191,8 @@ def step_figures(step: StepReadiness, *, alpha: float) -> dict[str, bytes]:
     if step.calibration:
         out["reliability"] = _png(
             plots.step_figure(
-                step.calibration, title=f"{step.process} / {step.step} · model {step.model}"
+                step.calibration,
+                title=f"{step_name(step.process, step.step)} · model {shown_name(step.model, NO_MODEL)}",
             )
         )
     try:
@@ -194,12 +204,18 @@ def step_figures(step: StepReadiness, *, alpha: float) -> dict[str, bytes]:
             ax = fig.add_subplot()
             display.plot(ax=ax)
             ax.set_title(
-                plots.safe_text(f"{step.process} / {step.step} · model {step.model}", width=80),
+                plots.safe_text(
+                    f"{step_name(step.process, step.step)} · model {shown_name(step.model, NO_MODEL)}",
+                    width=80,
+                ),
                 fontsize=9,
             )
             out["tradeoff"] = _png(fig)
     except Exception as exc:  # noqa: BLE001 - a figure that fails must not sink the report
-        warnings.warn(f"trade-off figure of {step.process}/{step.step} failed: {exc}", stacklevel=2)
+        warnings.warn(
+            f"trade-off figure of {step_name(step.process, step.step, sep='/')} failed: {exc}",
+            stacklevel=2,
+        )
     if step.by_week is not None and step.by_week["week"].notna().any():
         out["weekly"] = _png(WeeklyDisplay(step.by_week, alpha=alpha).plot().figure_)
     return out
@@ -265,9 +281,9 @@ def _step_view(
     return {
         "key": key,
         "anchor": "step-" + plots.short_hash(key),
-        "process": step.process,
-        "step": step.step,
-        "model": step.model or "(unknown model)",
+        "process": shown_name(step.process, NO_PROCESS),
+        "step": shown_name(step.step, NO_STEP),
+        "model": shown_name(step.model, NO_MODEL),
         "decision": step.decision,
         "decision_word": DECISION_WORDS[step.decision],
         # An enforced step's verdict is about keeping it so; the evidence's decision beside it.
@@ -454,7 +470,7 @@ def _weekly_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
     return [
         {
             "week": "(no time)" if pd.isna(r["week"]) else str(r["week"]),
-            "model": str(r["model"]),
+            "model": shown_name(r["model"], NO_MODEL),
             "labels": str(r.get("labels", "")),
             "n": Md(str(int(r["n"]))),
             **_flagged_rates(r),
@@ -470,7 +486,7 @@ def _model_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
         return []
     return [
         {
-            "model": str(r["model"]),
+            "model": shown_name(r["model"], NO_MODEL),
             "labels": str(r.get("labels", "")),
             "n_checks": Md(str(int(r["n_checks"]))),
             "n": Md(str(int(r["n"]))),
@@ -841,8 +857,8 @@ def summary_lines(report: ReadinessReport) -> list[str]:
              "KEEP_ENFORCED": "KEEP ENFORCED", "RETURN_TO_ADVISORY": "RETURN TO ADVISORY"}  # fmt: skip
     lines = []
     for s in report.steps:
-        name = strip_control(f"{s.process}/{s.step}")
-        model = strip_control(s.model or "(unknown model)")
+        name = strip_control(step_name(s.process, s.step, sep="/"))
+        model = strip_control(shown_name(s.model, NO_MODEL))
         hours = s.hours_saved_per_month
         saved = (
             f", ~{hours:.0f} h/month saved" if s.decision == "READY" and np.isfinite(hours) else ""

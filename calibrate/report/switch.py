@@ -14,6 +14,7 @@ from typing import Any
 
 from calibrate.analysis.monitor import earlier_period_text
 from calibrate.report import plots
+from calibrate.textsafe import NO_MODEL, shown_name, step_name
 
 #: OK and WARNING mean no alarm, not a rate shown within its limit (the bound may be above it).
 STATUS_WORDS = {
@@ -71,7 +72,7 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
         if s.false_pass.audited:
             display = plots.MonitorDisplay(
                 s.false_pass, delta=monitor.delta,
-                title=f"{s.process} / {s.step} · model {s.model} · false passes since the switch",
+                title=f"{step_name(s.process, s.step)} · model {shown_name(s.model, NO_MODEL)} · false passes since the switch",
             ).plot()  # fmt: skip
             figure = png(display.figure_)
         e = s.escalations
