@@ -177,7 +177,14 @@ class StepReadiness:
 
     @property
     def audit_rate(self) -> float | None:
-        """The share of passes to audit: the sequential plan's (1 when none suffices)."""
+        """The share of passes reviewed after the switch, the plan the hours count.
+
+        The sequential plan's rate; 1 when none suffices, or when a READY step
+        keeps its approval (pre-screening: the approver signs every pass).
+        """
+        keeps_approval = self.pattern.get("recommended") in ("pre-screen", "keep advisory")
+        if self.enforcement is None and self.decision == "READY" and keeps_approval:
+            return 1.0
         if self.sequential_audit is not None:
             rate = self.sequential_audit.rate
             return rate if rate is not None else 1.0
@@ -560,7 +567,11 @@ def assess_step(
             decision=decision, has_approve_step=has_approve_step, opts=opts,
             ff_upper=ff_upper if certified and not distrust else None,
             auto_fail=auto_fail, prescreen_hours=prescreen_hours,
+            audit_pays=sequential is None or sequential.pays,
         )  # fmt: skip
+        if decision == "READY" and pattern["recommended"] != "replace":
+            # The approver signs every pass: only what pre-screening saves is saved.
+            hours = prescreen_hours if pattern["recommended"] == "pre-screen" else 0.0
     return StepReadiness(
         process=process,
         step=step,
@@ -817,9 +828,14 @@ def _health_criterion(name: str, rate: Rate, limit: float, label: str) -> Criter
 
 def _pattern(
     *, decision: str, has_approve_step: bool, ff_upper: float | None, opts: ReadinessOptions,
-    auto_fail: float | None, prescreen_hours: float,
+    auto_fail: float | None, prescreen_hours: float, audit_pays: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Replace the approval, pre-screen it (check-1 §4), or keep approving as today.
+
+    A READY check replaces the approval only when the audit the monitor needs
+    pays (``audit_pays``); otherwise it pre-screens (when its fails are
+    trustworthy), else the approval stays, so that the pattern never says to
+    delete the approve step while the audit says to keep it.
 
     Pre-screening drops ``advisory`` but keeps the approve step: only the
     check's fails act alone (sent back before a person sees them), so it
@@ -831,7 +847,27 @@ def _pattern(
     ff_ok = (
         opts.beta < 1 and ff_upper is not None and ff_upper <= opts.beta and (auto_fail or 0) > 0
     )
-    if decision == "READY":
+    if decision == "READY" and not audit_pays:
+        audit = (
+            "the check qualifies, but at this volume the audit the monitor needs does not pay "
+            "(see Audit)"
+        )
+        if ff_ok:
+            rec = "pre-screen"
+            why = (
+                f"{capital(audit)}: keep the approve step and drop advisory so that fails go back "
+                "to the agent before an approver sees them (saves about "
+                f"{prescreen_hours:.1f} hours a month); the approver still signs every pass, so "
+                "no audit is needed. Replace the approval only if a longer audit window is "
+                "acceptable."
+            )
+        else:
+            rec = "keep advisory"
+            why = (
+                f"{capital(audit)} and no fail of the check would save a review: keep advisory: "
+                "true, or replace the approval only if a longer audit window is acceptable."
+            )
+    elif decision == "READY":
         rec = "replace"
         why = (
             "Drop advisory and, where policy allows, delete the approve step. Where policy "
