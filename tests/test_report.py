@@ -308,3 +308,21 @@ def test_a_ready_step_whose_audit_does_not_pay_keeps_its_approval(sample_store, 
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     card = md.split("### READY", 1)[1].split("\n---", 1)[0]
     assert "**pre\\-screen**" in card and "delete the approve step" not in card
+
+
+def test_no_pointer_to_a_section_the_report_lacks(sample_store, tmp_path):
+    """Finding 13 (black-box run): the sample's model rows said "see Since the switch" in a report
+    without that section, and the model table's checks differed from the agreement table's
+    without a word why. Fails on the old code."""
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    report = rd.assess_store(con, store="sample", n_boot=20)
+    con.close()
+    render.write_report(report, tmp_path, formats=("md", "html", "json"))
+    doc = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert doc["since_the_switch"] == []
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "see Since the switch" not in text, name
+        assert "add up to the checks of the agreement table above" in text, name

@@ -57,6 +57,11 @@ FIGURES = ("reliability", "tradeoff", "weekly")
 UNEQUAL_DRAWS = "not every verdict drawn alike: see Since the switch"
 #: The unsure share of rows whose checks an audit draw chose (or left): the draw's, not the check's.
 CHOSEN_BY_DRAW = "set by the draw: see Since the switch"
+#: Both without their pointer, for a report with no "Since the switch" section (no monitored step).
+NO_SWITCH_WORDS = {
+    UNEQUAL_DRAWS: "not every verdict drawn alike: no rate of the step",
+    CHOSEN_BY_DRAW: "set by the draw (or by what it left), not the check's",
+}
 #: Resolution of the embedded figures.
 DPI = 100
 
@@ -252,6 +257,12 @@ def _step_view(
     agree = _agreement_view(step.agreement)
     weekly = _weekly_rows(step.by_week)
     by_model = _model_rows(step.by_model)
+    if report.since_switch is None or not report.since_switch.steps:
+        # No "Since the switch" section to point at: the same words without the pointer.
+        weekly, by_model = _unpointed(weekly), _unpointed(by_model)
+        if agree is not None:
+            agree["rates"] = [(k, NO_SWITCH_WORDS.get(v, v)) for k, v in agree["rates"]]
+            agree["kappa"] = NO_SWITCH_WORDS.get(agree["kappa"], agree["kappa"])
     approvers = _approver_rows(step.approvers)
     drivers = []
     for r in step.drivers.to_dict("records") if step.drivers is not None else []:
@@ -507,6 +518,14 @@ def _model_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
             "unsure": rate_text(r["n_unsure"], r["n_checks"]) if _reviewed(r) else CHOSEN_BY_DRAW,
         }
         for r in df.to_dict("records")
+    ]
+
+
+def _unpointed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with :data:`NO_SWITCH_WORDS` in place of the texts that point at Since the switch."""
+    return [
+        {k: NO_SWITCH_WORDS.get(v, v) if isinstance(v, str) else v for k, v in r.items()}
+        for r in rows
     ]
 
 
