@@ -286,3 +286,43 @@ def test_shares_count_every_labeled_check_the_search_counts(sample_store, tmp_pa
         counts = re.findall(r"\((\d[\d,]*) of (\d[\d,]*)", line)
         assert len(counts) == 3 and len({n for _, n in counts}) == 1, line
         assert sum(int(k.replace(",", "")) for k, _ in counts) == int(counts[0][1].replace(",", ""))
+
+
+def test_a_ready_step_whose_audit_does_not_pay_keeps_its_approval(sample_store, tmp_path):
+    """Finding 6 (black-box run): the sample's READY step said "replace ... delete the approve
+    step" while its audit said "does not pay: keep the approval as pre-screening", and its hours
+    assumed every pass reviewed. One recommendation now, the hours and audit_rate its own. Fails
+    on the old code."""
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    report = rd.assess_store(con, store="sample", n_boot=20)
+    con.close()
+    (ready,) = [s for s in report.steps if s.decision == "READY"]
+    assert ready.sequential_audit is not None and not ready.sequential_audit.pays
+    assert ready.pattern["recommended"] == "pre-screen"
+    assert "delete the approve step" not in ready.pattern["why"]
+    assert ready.hours_saved_per_month == pytest.approx(ready.prescreen_hours_per_month)
+    assert ready.audit_rate == 1.0
+    render.write_report(report, tmp_path, formats="md")
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    card = md.split("### READY", 1)[1].split("\n---", 1)[0]
+    assert "**pre\\-screen**" in card and "delete the approve step" not in card
+
+
+def test_no_pointer_to_a_section_the_report_lacks(sample_store, tmp_path):
+    """Finding 13 (black-box run): the sample's model rows said "see Since the switch" in a report
+    without that section, and the model table's checks differed from the agreement table's
+    without a word why. Fails on the old code."""
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    report = rd.assess_store(con, store="sample", n_boot=20)
+    con.close()
+    render.write_report(report, tmp_path, formats=("md", "html", "json"))
+    doc = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert doc["since_the_switch"] == []
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        assert "see Since the switch" not in text, name
+        assert "add up to the checks of the agreement table above" in text, name

@@ -171,3 +171,49 @@ def test_an_enforced_step_with_no_audit_yet_renders_in_every_format(tmp_path):
     md, doc = _report(db, tmp_path / "rep")
     (switch,) = doc["since_the_switch"]
     assert switch["status"] == "no_audits" and "## Since the switch" in md
+
+
+def test_an_alarm_pastes_advisory_back_and_certifies_nothing_against_it(shifted, tmp_path):
+    """Finding 1: under an alarm the report offered a paste block dropping advisory with looser
+    thresholds, a certificate sentence of thresholds suggested on labels before the rise, and
+    report.json's decision READY. Fails on the old code."""
+    md, doc = _report(shifted, tmp_path / "rep")
+    step = _step(doc)
+    assert step["headline"] == "RETURN_TO_ADVISORY"
+    assert step["decision"] != "READY" and step["evidence_decision"] == "READY"
+    assert step["suggested_check"] == [] and step["enforced"]["suggestion"]["kind"] is None
+    assert not any("With the suggested thresholds" in r for r in step["reasons"])
+    top = md.split("### RETURN TO ADVISORY", 1)[1].split("Pattern:", 1)[0]
+    assert "With the suggested thresholds" not in top and "No drift" not in top
+    block = top.split("```yaml", 1)[1].split("```", 1)[0]
+    assert "advisory: true" in block  # the check as it stands, under review again
+    current = step["current_check"][0]
+    assert f"pass: {current['pass']}" in block and f"fail: {current['fail']}" in block
+    html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+    assert "With the suggested thresholds" not in html
+
+
+def test_keep_enforced_is_judged_on_the_check_in_force(stable, tmp_path):
+    """Finding 3: KEEP ENFORCED read the certificate of the suggested thresholds and pasted them
+    over those in force. Now nothing is pasted and the suggestion is an optional change. Fails
+    on the old code."""
+    md, doc = _report(stable, tmp_path / "rep")
+    step = _step(doc)
+    if step["headline"] != "KEEP_ENFORCED":
+        pytest.skip("the stable set-up no longer keeps the step enforced")
+    assert step["decision"] == "READY" == step["evidence_decision"]
+    assert "audited passes" in step["reasons"][0]  # the monitor's evidence on the check in force
+    assert not any(r.startswith("With the suggested thresholds") for r in step["reasons"])
+    assert "thresholds in force" in step["reasons"][1]
+    suggestion = step["enforced"]["suggestion"]
+    assert suggestion["kind"] == "optional" and "suggested thresholds" in suggestion["note"]
+    top = md.split("### KEEP ENFORCED", 1)[1].split("Pattern:", 1)[0]
+    assert "Nothing to paste" in top and "Paste into the process file" not in top
+    assert "Optional, a change of its own" in top
+    # The optional diff keeps advisory: false and changes the thresholds only.
+    diff = md.split("The optional change of thresholds", 1)[1].split("```diff", 1)[1]
+    diff = diff.split("```", 1)[0]
+    assert "- advisory" not in diff and "  advisory: false" in diff
+    summary = runner.invoke(app, ["report", "--db", stable, "--process", STEP[0], "--out",
+                                  str(tmp_path / "again")])  # fmt: skip
+    assert "KEEP ENFORCED" in summary.stdout and "evidence: READY" in summary.stdout

@@ -28,7 +28,14 @@ from calibrate.analysis.drift import (
     Drift,
     drift_test,
 )
-from calibrate.analysis.monitor import StepMonitor
+from calibrate.analysis.enforced_step import (  # noqa: F401 - re-exported
+    KEEP_ENFORCED,
+    RETURN_TO_ADVISORY,
+    EnforcedVerdict,
+    Enforcement,
+    enforced_pattern,
+    judge_enforced,
+)
 from calibrate.analysis.needed import NeededLabels, best_observed_coverage, coverage_denominator
 from calibrate.analysis.plain import num as _num
 from calibrate.analysis.plain import pct as _pct
@@ -68,115 +75,11 @@ from calibrate.analysis.step_evidence import (
     replay,
 )
 from calibrate.analysis.threshold_view import ThresholdView, check_items, suggested_questions
-from calibrate.defaults import ReadinessOptions
+from calibrate.defaults import RECERTIFY_MIN_LABELS, ReadinessOptions
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
 #: Without a certificate, at least this share more labels is asked for (see assess_step).
 NEEDED_FLOOR = 0.1
-
-
-@dataclass(frozen=True)
-class Enforcement:
-    """A step already enforced: the question is no longer whether to drop ``advisory``.
-
-    Parameters
-    ----------
-    monitor : StepMonitor
-        ``calibrate monitor`` on the step's checks recorded with ``advisory:
-        false`` in the report's window.
-    in_process_file : bool or None, default=None
-        Whether the current process version says ``advisory: false`` (``None``:
-        no process file names the step).
-    """
-
-    monitor: StepMonitor
-    in_process_file: bool | None = None
-
-    @property
-    def alarm(self) -> bool:
-        """Whether the monitor alarms (its alarm says: return the step to advisory)."""
-        return self.monitor.status == "alarm"
-
-    @property
-    def since(self) -> str:
-        """The day of the first enforced check in the window, ``YYYY-MM-DD``."""
-        at = self.monitor.enforced_since
-        return f"{at:%Y-%m-%d}" if at is not None else "an unknown day"
-
-
-#: The two things to do with an enforced step (:func:`enforced_pattern`).
-KEEP_ENFORCED, RETURN_TO_ADVISORY = "keep enforced", "return to advisory"
-#: What each monitor status says, in a sentence's middle.
-_MONITOR_WORDS = {
-    "ok": "the monitor has no alarm",
-    "warning": "the monitor has no alarm, only label-free warnings",
-    "no_audits": "the monitor has no audited passes yet",
-    "stale": "the monitor is stale (an audit decision is overdue, so it has read nothing new)",
-    "alarm": "the monitor alarms",
-}
-
-
-def enforced_pattern(decision: str, enforcement: Enforcement) -> tuple[str, dict[str, Any]]:
-    """What to do with a step already enforced, and the sentence that leads its reasons.
-
-    Keep it enforced only when the evidence would drop ``advisory`` today
-    (READY) and the monitor does not alarm and is not stale; otherwise put
-    ``advisory: true`` back: an alarm says the check got worse since the switch,
-    a stale monitor (an overdue audit decision) has read nothing new, NO says it
-    cannot meet the limits, NOT YET that nothing certifies its thresholds.
-
-    Returns
-    -------
-    (str, dict)
-        The leading reason, and the pattern ``{"recommended", "why",
-        "approve_step", "enforced"}`` (``recommended`` is
-        :data:`KEEP_ENFORCED` or :data:`RETURN_TO_ADVISORY`).
-    """
-    m = enforcement.monitor
-    since = f"Enforced since {enforcement.since} (advisory: false)"
-    monitor = _MONITOR_WORDS.get(m.status, f"the monitor says {m.status}")
-    back = (
-        "put advisory: true back on this step, so that a person decides every submission "
-        "again, and drop it again once the step is READY"
-    )
-    if enforcement.alarm:
-        alarm = m.warnings[0] if m.warnings else "see Since the switch"
-        lead = f"{since}; the monitor alarms ({alarm}): return it to advisory."
-        why = f"The monitor alarms on the enforced check: {back}."
-    elif decision == "READY" and m.status == "stale":
-        lead = (
-            f"{since}; the evidence certifies the check, but {monitor}: record the overdue "
-            "audit decisions, and until then return it to advisory."
-        )
-        why = (
-            "The monitor reads each stream up to its first pending audit, so it has seen nothing "
-            "new since that draw and its silence vouches for nothing: record the pending "
-            f"decisions (see Since the switch); meanwhile {back}."
-        )
-    elif decision == "READY":
-        lead = f"{since}; the evidence certifies the check and {monitor}: keep it enforced."
-        why = (
-            "Keep advisory: false and keep auditing passes as planned, so that the monitor "
-            "catches a rise of the false-pass rate. The plan is for the thresholds in force: "
-            "with new ones pasted, `calibrate monitor` plans it again at their passes."
-        )
-        if m.status == "no_audits":
-            why += " Draw the first audit now (see Since the switch)."
-    elif decision == "NO":
-        lead = (
-            f"{since}, but the evidence says the check cannot meet the limits (see below), "
-            f"although {monitor}: return it to advisory."
-        )
-        why = f"The labeled evidence does not support the enforced check: {back}."
-    else:
-        lead = (
-            f"{since}, but nothing certifies its thresholds yet and {monitor}, which certifies "
-            "nothing: return it to advisory until the step is READY."
-        )
-        why = f"Nothing certifies the enforced thresholds yet: {back}."
-    watching = not enforcement.alarm and m.status != "stale"
-    rec = KEEP_ENFORCED if decision == "READY" and watching else RETURN_TO_ADVISORY
-    return lead, {"recommended": rec, "why": why, "enforced": True}
 
 
 @dataclass
@@ -228,6 +131,16 @@ class StepReadiness:
     needed: NeededLabels | None = None
     #: Set when the step is already enforced: the report speaks of keeping it so or not.
     enforcement: Enforcement | None = None
+    #: The labeled evidence's own decision; for an enforced step ``decision`` is the check in
+    #: force's (:func:`calibrate.analysis.enforced_step.judge_enforced`), else they agree.
+    evidence_decision: str | None = None
+    #: An enforced step's verdict: what its certified suggestion is, if any.
+    enforced_verdict: EnforcedVerdict | None = None
+
+    @property
+    def evidence(self) -> str:
+        """The labeled evidence's decision (``decision`` unless the step is enforced)."""
+        return self.evidence_decision or self.decision
 
     def enforced_dict(self) -> dict[str, Any] | None:
         """``enforced`` of report.json: since when, what the monitor says, what to do."""
@@ -239,6 +152,7 @@ class StepReadiness:
             "in_process_file": e.in_process_file,
             "monitor_status": e.monitor.status,
             "recommended": self.pattern.get("recommended"),
+            "suggestion": self.enforced_verdict.to_dict() if self.enforced_verdict else None,
         }
 
     def needed_dict(self) -> dict[str, Any] | None:
@@ -263,7 +177,14 @@ class StepReadiness:
 
     @property
     def audit_rate(self) -> float | None:
-        """The share of passes to audit: the sequential plan's (1 when none suffices)."""
+        """The share of passes reviewed after the switch, the plan the hours count.
+
+        The sequential plan's rate; 1 when none suffices, or when a READY step
+        keeps its approval (pre-screening: the approver signs every pass).
+        """
+        keeps_approval = self.pattern.get("recommended") in ("pre-screen", "keep advisory")
+        if self.enforcement is None and self.decision == "READY" and keeps_approval:
+            return 1.0
         if self.sequential_audit is not None:
             rate = self.sequential_audit.rate
             return rate if rate is not None else 1.0
@@ -292,6 +213,7 @@ class StepReadiness:
             "model": self.model,
             "headline": self.headline,
             "decision": self.decision,
+            "evidence_decision": self.evidence,
             "reasons": list(self.reasons),
             "criteria": [c.to_dict() for c in self.criteria],
             "needed_labels": self.needed_dict(),
@@ -549,6 +471,18 @@ def assess_step(
             f"{without_change.replace('_', ' ')}: {how} to judge the new model on its own."
         )
 
+    verdict = None
+    evidence_decision = decision
+    if enforcement is not None:
+        # The verdict is on the check in force; the evidence's decision stays beside it.
+        verdict = judge_enforced(
+            decision, reasons, enforcement, n_labeled=cov_n, in_force=observed["current"],
+            certified=certified, delta=opts.delta,
+        )  # fmt: skip
+        decision, reasons = verdict.decision, verdict.reasons
+        if enforcement.alarm and evidence_decision == "READY":
+            # Labels before the rise certify nothing now: re-certification needs new ones.
+            needed = max(needed or 0, RECERTIFY_MIN_LABELS)
     if decision == "READY":
         needed = 0
     elif decision == "NO":
@@ -593,6 +527,10 @@ def assess_step(
             delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
             power=opts.audit_power,
         )  # fmt: skip
+    # An enforced step saves what the check in force decides alone (its thresholds replayed).
+    in_force = observed["current"] if enforcement is not None and observed["current"] else None
+    if in_force is not None:
+        auto_pass, auto_fail = in_force["auto_pass"], in_force["auto_fail"]
     if plannable:
         rate = sequential.rate if sequential is not None and sequential.rate is not None else 1.0
         hours = hours_saved_per_month(
@@ -622,16 +560,18 @@ def assess_step(
         )
         for c in criteria
     )
-    if enforcement is not None:
-        lead, pattern = enforced_pattern(decision, enforcement)
-        pattern["approve_step"] = has_approve_step
-        reasons.insert(0, lead)
+    if verdict is not None:
+        pattern = {**verdict.pattern, "approve_step": has_approve_step}
     else:
         pattern = _pattern(
             decision=decision, has_approve_step=has_approve_step, opts=opts,
             ff_upper=ff_upper if certified and not distrust else None,
             auto_fail=auto_fail, prescreen_hours=prescreen_hours,
+            audit_pays=sequential is None or sequential.pays,
         )  # fmt: skip
+        if decision == "READY" and pattern["recommended"] != "replace":
+            # The approver signs every pass: only what pre-screening saves is saved.
+            hours = prescreen_hours if pattern["recommended"] == "pre-screen" else 0.0
     return StepReadiness(
         process=process,
         step=step,
@@ -641,7 +581,10 @@ def assess_step(
         criteria=criteria,
         needed_labels=needed,
         needed_days=needed_days,
-        suggested_check=check_items(suggested_qs)
+        # An alarm offers no suggestion: the labels it would come from predate the rise.
+        suggested_check=[]
+        if enforcement is not None and enforcement.alarm
+        else check_items(suggested_qs)
         if suggested_qs
         else _as_items(tv.check, current_qs),
         current_check=check_items(current_qs),
@@ -670,6 +613,8 @@ def assess_step(
         calibration=list(calibration),
         needed=estimate,
         enforcement=enforcement,
+        evidence_decision=evidence_decision,
+        enforced_verdict=verdict,
     )
 
 
@@ -883,9 +828,14 @@ def _health_criterion(name: str, rate: Rate, limit: float, label: str) -> Criter
 
 def _pattern(
     *, decision: str, has_approve_step: bool, ff_upper: float | None, opts: ReadinessOptions,
-    auto_fail: float | None, prescreen_hours: float,
+    auto_fail: float | None, prescreen_hours: float, audit_pays: bool = True,
 ) -> dict[str, Any]:  # fmt: skip
     """Replace the approval, pre-screen it (check-1 §4), or keep approving as today.
+
+    A READY check replaces the approval only when the audit the monitor needs
+    pays (``audit_pays``); otherwise it pre-screens (when its fails are
+    trustworthy), else the approval stays, so that the pattern never says to
+    delete the approve step while the audit says to keep it.
 
     Pre-screening drops ``advisory`` but keeps the approve step: only the
     check's fails act alone (sent back before a person sees them), so it
@@ -897,7 +847,27 @@ def _pattern(
     ff_ok = (
         opts.beta < 1 and ff_upper is not None and ff_upper <= opts.beta and (auto_fail or 0) > 0
     )
-    if decision == "READY":
+    if decision == "READY" and not audit_pays:
+        audit = (
+            "the check qualifies, but at this volume the audit the monitor needs does not pay "
+            "(see Audit)"
+        )
+        if ff_ok:
+            rec = "pre-screen"
+            why = (
+                f"{capital(audit)}: keep the approve step and drop advisory so that fails go back "
+                "to the agent before an approver sees them (saves about "
+                f"{prescreen_hours:.1f} hours a month); the approver still signs every pass, so "
+                "no audit is needed. Replace the approval only if a longer audit window is "
+                "acceptable."
+            )
+        else:
+            rec = "keep advisory"
+            why = (
+                f"{capital(audit)} and no fail of the check would save a review: keep advisory: "
+                "true, or replace the approval only if a longer audit window is acceptable."
+            )
+    elif decision == "READY":
         rec = "replace"
         why = (
             "Drop advisory and, where policy allows, delete the approve step. Where policy "

@@ -37,6 +37,7 @@ from calibrate.analysis.agreement import LABEL_SOURCES
 from calibrate.analysis.audit import SequentialAuditPlan
 from calibrate.analysis.audit_fixed import AuditPlan
 from calibrate.analysis.displays import WeeklyDisplay  # noqa: F401 - re-exported
+from calibrate.analysis.enforced_step import KEEP_ENFORCED
 from calibrate.analysis.plain import num as _num
 from calibrate.analysis.rate import Rate, limit_pct
 from calibrate.analysis.readiness import ReadinessReport
@@ -65,6 +66,11 @@ FIGURES = ("reliability", "tradeoff", "weekly")
 UNEQUAL_DRAWS = "not every verdict drawn alike: see Since the switch"
 #: The unsure share of rows whose checks an audit draw chose (or left): the draw's, not the check's.
 CHOSEN_BY_DRAW = "set by the draw: see Since the switch"
+#: Both without their pointer, for a report with no "Since the switch" section (no monitored step).
+NO_SWITCH_WORDS = {
+    UNEQUAL_DRAWS: "not every verdict drawn alike: no rate of the step",
+    CHOSEN_BY_DRAW: "set by the draw (or by what it left), not the check's",
+}
 #: Resolution of the embedded figures.
 DPI = 100
 
@@ -230,16 +236,24 @@ def _step_view(
     """Everything the templates show for one step, as plain values (record text unescaped)."""
     opts = report.options
     enforced = step.enforcement is not None
+    verdict = step.enforced_verdict
+    keep = enforced and step.pattern.get("recommended") == KEEP_ENFORCED
     # An enforced step's check stands as advisory: false; any other is still advisory.
-    advisory_now = not enforced
-    suggested_advisory = step.decision != "READY"
-    current_yaml = check_yaml(step.current_check, advisory=advisory_now, say_false=enforced)
-    # Only a certified suggestion is shown as one; otherwise today's check stands.
+    current_yaml = check_yaml(step.current_check, advisory=not enforced, say_false=enforced)
+    # Only a certified suggestion is shown as one; otherwise today's check stands. On an
+    # enforced step kept so it is an optional change of thresholds (advisory stays false).
+    offered = step.thresholds.status == "ok" and (
+        not enforced or bool(verdict and verdict.suggestion)
+    )
     suggested_yaml = (
-        check_yaml(step.suggested_check, advisory=suggested_advisory)
-        if step.suggested_check and step.thresholds.status == "ok"
+        check_yaml(step.suggested_check, advisory=step.decision != "READY", say_false=keep)
+        if step.suggested_check and offered
         else ""
     )
+    if keep and suggested_yaml == current_yaml:
+        suggested_yaml = ""  # the suggestion is the check in force: no change to offer
+    # An enforced step returned to advisory: its check as it stands, under review again.
+    return_yaml = check_yaml(step.current_check, advisory=True) if enforced and not keep else ""
     # What a person pasting the suggestion should know (a question switched off, ...).
     remarks = (
         [
@@ -259,6 +273,12 @@ def _step_view(
     agree = _agreement_view(step.agreement)
     weekly = _weekly_rows(step.by_week)
     by_model = _model_rows(step.by_model)
+    if report.since_switch is None or not report.since_switch.steps:
+        # No "Since the switch" section to point at: the same words without the pointer.
+        weekly, by_model = _unpointed(weekly), _unpointed(by_model)
+        if agree is not None:
+            agree["rates"] = [(k, NO_SWITCH_WORDS.get(v, v)) for k, v in agree["rates"]]
+            agree["kappa"] = NO_SWITCH_WORDS.get(agree["kappa"], agree["kappa"])
     approvers = _approver_rows(step.approvers)
     drivers = []
     for r in step.drivers.to_dict("records") if step.drivers is not None else []:
@@ -285,14 +305,18 @@ def _step_view(
         "step": shown_name(step.step, NO_STEP),
         "model": shown_name(step.model, NO_MODEL),
         "decision": step.decision,
-        "decision_word": DECISION_WORDS[step.decision],
+        # The evidence's decision (for an enforced step, beside the verdict on the check in force).
+        "decision_word": DECISION_WORDS[step.evidence],
         # An enforced step's verdict is about keeping it so; the evidence's decision beside it.
         "enforced": enforced,
         "verdict_word": Md(str(step.pattern["recommended"]).upper())
         if enforced
         else DECISION_WORDS[step.decision],
         "enforced_since": Md(step.enforcement.since) if enforced else None,
-        "return_yaml": check_yaml(step.current_check, advisory=True) if enforced else "",
+        "return_yaml": return_yaml,
+        "suggestion": verdict.suggestion if verdict else None,
+        "suggestion_note": verdict.suggestion_note if verdict else "",
+        "no_suggestion": _no_suggestion(step),
         "reasons": step.reasons,
         "summary": step.reasons[0] if step.reasons else "",
         "criteria": [
@@ -338,7 +362,11 @@ def _step_view(
         "current_yaml": current_yaml,
         "suggested_yaml": suggested_yaml,
         "remarks": remarks,
-        "paste_yaml": suggested_yaml if step.decision == "READY" else "",
+        # What to paste now: the suggestion of a READY step, or an enforced step's return to
+        # advisory (nothing when it stays enforced: any change of thresholds is optional).
+        "paste_yaml": return_yaml
+        if enforced
+        else (suggested_yaml if step.decision == "READY" else ""),
         "diff": check_diff(current_yaml, suggested_yaml) if suggested_yaml else [],
         "diff_text": "\n".join(
             f"{tag} {line}" for tag, line in check_diff(current_yaml, suggested_yaml)
@@ -363,6 +391,16 @@ def _step_view(
         "figure_b64": dict.fromkeys(FIGURES)
         | {k: base64.b64encode(v).decode("ascii") for k, v in figures.items()},
     }
+
+
+def _no_suggestion(step: StepReadiness) -> str:
+    """Why an enforced step shows no suggested thresholds (empty when it shows one)."""
+    if step.enforcement is not None and step.enforcement.alarm and step.thresholds.status == "ok":
+        return (
+            "No thresholds are suggested: the labels reviewed before the switch predate the rise "
+            "the audits show."
+        )
+    return "Nothing is certified, so there is no suggestion."
 
 
 def needed_text(step: StepReadiness) -> Md:
@@ -496,6 +534,14 @@ def _model_rows(df: pd.DataFrame | None) -> list[dict[str, Any]]:
             "unsure": rate_text(r["n_unsure"], r["n_checks"]) if _reviewed(r) else CHOSEN_BY_DRAW,
         }
         for r in df.to_dict("records")
+    ]
+
+
+def _unpointed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with :data:`NO_SWITCH_WORDS` in place of the texts that point at Since the switch."""
+    return [
+        {k: NO_SWITCH_WORDS.get(v, v) if isinstance(v, str) else v for k, v in r.items()}
+        for r in rows
     ]
 
 
@@ -864,7 +910,7 @@ def summary_lines(report: ReadinessReport) -> list[str]:
             f", ~{hours:.0f} h/month saved" if s.decision == "READY" and np.isfinite(hours) else ""
         )
         evidence = (
-            f"  (enforced; evidence: {s.decision.replace('_', ' ')})"
+            f"  (enforced; evidence: {s.evidence.replace('_', ' ')})"
             if s.enforcement is not None
             else ""
         )
