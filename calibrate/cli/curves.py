@@ -24,7 +24,7 @@ from calibrate.cli.options import (
     make_filters,
     note_left_out,
     require_format,
-    require_match,
+    require_known,
 )
 from calibrate.cli.render import clip, echo_json, terminal_safe, write_csv
 from calibrate.defaults import DEFAULT_BINS, MIN_N
@@ -127,15 +127,15 @@ def curves_command(
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
     try:
-        require_match(con, filters)
+        matched = require_known(con, filters)
         note_left_out(con, filters)
         results = calibration.calibrate_store(
             con, filters, n_bins=bins, strategy=strategy.value, by=keys
         )
     finally:
         con.close()
-    if not results:
-        raise UsageError("no labeled answers match these filters: no figures written")
+    if not results and matched:  # checks, none labeled: an empty result too
+        err.print("note: no labeled answers match these filters: an empty result", markup=False)
     try:
         figures = plots.write_figures(results, out)
     except OSError as exc:
@@ -154,7 +154,9 @@ def curves_command(
     elif fmt is Format.csv:
         write_csv(bin_rows(records), BIN_COLUMNS)
     else:
-        typer.echo("\n".join(_table(records)))
+        typer.echo(
+            "\n".join(_table(records)) if records else "no labeled answers match these filters"
+        )
     err.print(f"wrote {2 * len(figures)} figures (PNG and SVG) to {out}", markup=False)
 
 
