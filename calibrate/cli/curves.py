@@ -120,7 +120,10 @@ def curves_command(
     and SVG) into --out and prints the figures' numbers: per bin the mean
     prediction, observed rate, 95% Wilson interval and count; ECE with a bias-corrected
     bootstrap interval, MCE, Brier, log loss, AUROC; and ECE/Brier before and
-    after the chosen recalibration map on held-out folds.
+    after the chosen recalibration map on held-out folds (for a choice or
+    rubric question over its passing answers' confidence against acceptable,
+    not the curve's correct call, so its ECE before differs from the curve's).
+    Below 20 points the numbers are withheld, in the table (not in json).
     """
     require_format(fmt, "curves", Format.table, Format.json, Format.csv)
     keys = _parse_by(by)
@@ -236,13 +239,25 @@ def _recal_lines(rec: dict[str, Any]) -> list[str]:
     if r["method"] == "none":
         return [clip(f"  recalibration{on}: none ({r['reason']})", WIDTH)]
     head = f"  recalibration{on}: {r['method']}, {r['n_splits']}-fold held out"
+    if r["n"] < MIN_N:  # as the curve's numbers: too few to read
+        return [clip(head, WIDTH), f"    fit on {r['n']} points: too few, numbers withheld"]
+    # Before: the evaluator's numbers; after: the map's held-out predictions. Over the curve's
+    # points for a yes/no question; for a choice or rubric, over the passing answers against
+    # acceptable (what the threshold search reads), not the curve's correct call: another ECE.
+    over = (
+        [f"    on the curve's {r['n']} points (before: the curve's ECE):"]
+        if rec["kind"] == "yes_no"
+        else textwrap.wrap(
+            f"on the {r['n']} passing answers, confidence vs acceptable (the curve: "
+            f"{rec['n_curve']} answers vs the correct call, hence another ECE before):",
+            WIDTH, initial_indent="    ", subsequent_indent="    ",
+        )
+    )  # fmt: skip
     body = (
         f"    ECE {_f(r['ece_before'])} -> {_f(r['ece_after'])} · "
         f"Brier {_f(r['brier_before'])} -> {_f(r['brier_after'])}"
     )
-    if r["n"] < MIN_N:
-        body += f" (on {r['n']} points: too few)"
-    return [clip(head, WIDTH), body]
+    return [clip(head, WIDTH), *over, body]
 
 
 def _rates_lines(rows: list[dict[str, Any]], what: str, rec: dict[str, Any]) -> list[str]:
