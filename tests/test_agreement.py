@@ -748,3 +748,19 @@ def test_weekly_figure_of_a_step_with_no_labels_draws_no_empty_legend():
         assert display.ax_[0].get_legend() is None
     labeled = agreement(frame(["pass"] * 4, [True] * 4), by=["model", "week"])
     assert WeeklyDisplay(labeled).plot().ax_[0].get_legend() is not None
+
+
+def test_a_frame_without_the_columns_is_a_value_error_naming_them():
+    """``agreement(pd.DataFrame())`` raised ``KeyError: 'verdict'`` from deep inside."""
+    from calibrate.analysis.corrected import corrected_pass_rate
+
+    with pytest.raises(ValueError, match="lacks the columns verdict, label, conflict, model"):
+        agreement(pd.DataFrame())
+    with pytest.raises(ValueError, match="must be a DataFrame such as calibrate.submissions"):
+        agreement(None)
+    with pytest.raises(ValueError, match="lacks the columns decided_at, at, decided_by"):
+        approvers(pd.DataFrame({"verdict": ["pass"], "label": [True]}))
+    with pytest.raises(ValueError, match="lacks the column is_latest that corrected reads"):
+        corrected_pass_rate(pd.DataFrame({"verdict": ["pass"], "label": [True]}), by=[])
+    with pytest.raises(ValueError, match="answers lacks the column"):
+        agreement(frame(["pass"], [True]), by=["question"], answers=pd.DataFrame({"x": [1]}))

@@ -172,6 +172,48 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
     return list(dict.fromkeys([*_ANALYSIS_COLUMNS[analysis], *flat]))
 
 
+#: Columns an analysis reads only where they are present (the draws', for the unequal-draw flags).
+_OPTIONAL_COLUMNS = frozenset({"audited", "inclusion_p", "advisory"})
+
+
+def require_columns(
+    frame: object, by: str | Sequence[str] | None, *, analysis: str, name: str = "submissions"
+) -> None:
+    """Refuse a ``frame`` that is no DataFrame or lacks a column ``analysis`` reads, naming them.
+
+    Parameters
+    ----------
+    frame : object
+        What the caller passed as ``name``.
+    by : str or sequence of str, optional
+        The grouping (its keys' columns are needed too).
+    analysis : {"agreement", "question", "approvers", "corrected"}
+        As for :func:`input_columns`.
+    name : str, default="submissions"
+        The argument, as the message names it.
+
+    Raises
+    ------
+    ValueError
+        ``frame`` is not a DataFrame, or misses columns (all of them named), rather than a
+        ``KeyError`` from deep inside the analysis.
+    """
+    source = "calibrate.answers(con)" if name == "answers" else "calibrate.submissions(con)"
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a DataFrame such as {source}, got {type(frame).__name__}")
+    keys = validate_by(by, default=() if analysis == "approvers" else DEFAULT_BY)
+    optional = _OPTIONAL_COLUMNS - ({"audited"} if "labels" in keys else set())
+    missing = [
+        c for c in input_columns(by, analysis=analysis)
+        if c not in frame.columns and c not in optional
+    ]  # fmt: skip
+    if missing:
+        raise ValueError(
+            f"{name} lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"that {analysis} reads (as {source} has them)"
+        )
+
+
 def validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
     if by is None:
         return list(default)
@@ -412,9 +454,11 @@ def agreement(
     if question_level:
         if answers is None:
             raise ValueError("grouping by question needs the answers DataFrame (answers=...)")
+        require_columns(answers, by, analysis="question", name="answers")
         data = answers[answers["result"].notna()]
         verdict = data["result"]
     else:
+        require_columns(submissions, by, analysis="agreement")
         data = submissions
         verdict = data["verdict"]
     if not 0 < confidence < 1:
@@ -688,6 +732,7 @@ def approvers(
         raise ValueError("the approver view is per submission; 'question' is not a key here")
     if not 0 < agree_above <= 1:
         raise ValueError(f"agree_above must be in (0, 1], got {agree_above}")
+    require_columns(submissions, by, analysis="approvers")
     label = submissions["label"].astype("boolean")
     # Decisions on audit-drawn checks are left out: the reviewer saw only what the draw offered
     # (a pass-only draw's "agreement" is one minus its false-pass rate), which says nothing of
