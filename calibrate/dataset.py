@@ -55,6 +55,25 @@ def parse_when(value: object, name: str = "time") -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def check_window(since: datetime | None, until: datetime | None, *, cli: bool = False) -> None:
+    """Refuse a ``since`` later than ``until``: a window that cannot hold a check is a mistake.
+
+    A window that holds no check is not: it is an empty result. The message names the Python
+    arguments (``since``), or the options (``--since``) with ``cli``.
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError`` naming both times.
+    """
+    if since is not None and until is not None and since > until:
+        raise UsageError(
+            f"{argument_name('since', cli=cli)} {since.isoformat()} is later than "
+            f"{argument_name('until', cli=cli)} {until.isoformat()}: the window holds nothing "
+            "(checks at or after the one and before the other)"
+        )
+
+
 @dataclass(frozen=True)
 class Filters:
     """Which checks to look at.
@@ -90,6 +109,7 @@ class Filters:
         # Validated here, so that a bad value is one clear error and not DuckDB's SQL text.
         for name in ("since", "until"):
             object.__setattr__(self, name, parse_when(getattr(self, name), name))
+        check_window(self.since, self.until)
         for name in ("process", "step", "model"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
@@ -588,6 +608,16 @@ def require_known_names(con: duckdb.DuckDBPyConnection, filters: Filters | None)
         raise UsageError(reason)
 
 
+def matches_any(con: duckdb.DuckDBPyConnection, filters: Filters) -> bool:
+    """Whether any recorded check matches ``filters`` (names, window and ``advisory_only``)."""
+    # The checks table under the labeled view's names: no window over every check to run.
+    where, params = filters.where()
+    sql = f"""SELECT count(*) FROM (
+                  SELECT 1 FROM (SELECT process, step, model, checked_at AS "at", advisory FROM checks)
+                  WHERE {where} LIMIT 1)"""  # noqa: S608 - the clause is built from fixed names
+    return bool(con.execute(sql, params).fetchone()[0])
+
+
 def unmatched_filters(
     con: duckdb.DuckDBPyConnection, filters: Filters, *, cli: bool = False
 ) -> str | None:
@@ -598,12 +628,7 @@ def unmatched_filters(
     filters together match nothing. The message names the Python argument
     (``process``), or the option (``--process``) with ``cli``.
     """
-    # The checks table under the labeled view's names: no window over every check to run.
-    where, params = filters.where()
-    sql = f"""SELECT count(*) FROM (
-                  SELECT 1 FROM (SELECT process, step, model, checked_at AS "at", advisory FROM checks)
-                  WHERE {where} LIMIT 1)"""  # noqa: S608 - the clause is built from fixed names
-    if con.execute(sql, params).fetchone()[0]:
+    if matches_any(con, filters):
         return None
     return unknown_name(con, filters, cli=cli) or (
         "no check matches these filters together (see `calibrate status` for what the store holds)"

@@ -666,6 +666,37 @@ def test_audit_draws_at_unequal_rates_are_flagged_not_silently_pooled():
     assert not bool(agreement(plain).iloc[0]["unequal_draws"])
 
 
+def test_groups_a_draw_chose_withhold_their_unsure_and_error_shares():
+    """``--by labels`` on a pass-only draw: the draw's group holds passes only, so its unsure and
+    error shares read 0% (and what it left over-counts them): withheld, as the report's "set by
+    the draw". Before, "unsure 0.0% [0.0, 0.9] of 434" was shown. The whole step keeps them."""
+    base = {
+        "process": "p", "step": "s", "model": "m", "at": pd.Timestamp("2026-10-06", tz="UTC"),
+        "conflict": False, "decided_by": "ann", "advisory": False,
+    }  # fmt: skip
+    drawn = pd.DataFrame({**base, "verdict": ["pass"] * 30, "label": [True] * 28 + [False] * 2,
+                          "audited": True, "inclusion_p": 0.5})  # fmt: skip
+    left = pd.DataFrame({**base, "verdict": ["pass"] * 30 + ["fail", "unsure", "error"] * 10,
+                         "label": pd.NA, "audited": False,
+                         "inclusion_p": [0.5] * 30 + [np.nan] * 30})  # fmt: skip
+    review = pd.DataFrame({**base, "advisory": True, "verdict": ["pass", "unsure"] * 15,
+                           "label": True, "audited": False, "inclusion_p": np.nan})  # fmt: skip
+    subs = pd.concat([drawn, left, review], ignore_index=True)
+    rows = agreement(subs, by=["labels"]).set_index("labels")
+    for group in ("audit draw", "advisory: false, not drawn"):
+        row = rows.loc[group]
+        assert all(np.isnan(row[c]) for c in ("unsure_rate", "unsure_high", "error_rate")), group
+        assert "unsure and error shares withheld" in row["note"], group
+        drew = group == "audit draw"
+        assert (int(row["n_checks"]), int(row["n_unsure"])) == ((30, 0) if drew else (60, 10))
+    assert np.isfinite(rows.loc["audit draw", "false_pass_rate"])  # a uniform pass draw keeps it
+    reviewed = rows.loc["advisory review"]
+    assert reviewed["unsure_rate"] == 0.5 and "unsure and error" not in reviewed["note"]
+    whole = agreement(subs, by=["model"]).iloc[0]  # every check of the step: the check's shares
+    assert whole["unsure_rate"] == pytest.approx(25 / 120) and whole["error_rate"] == 10 / 120
+    assert "unsure and error" not in whole["note"]
+
+
 def test_unequal_draws_without_an_advisory_column_reads_the_draws():
     subs = pd.DataFrame({
         "process": "p", "step": "s", "model": "m", "at": pd.Timestamp("2026-10-06", tz="UTC"),
@@ -717,3 +748,19 @@ def test_weekly_figure_of_a_step_with_no_labels_draws_no_empty_legend():
         assert display.ax_[0].get_legend() is None
     labeled = agreement(frame(["pass"] * 4, [True] * 4), by=["model", "week"])
     assert WeeklyDisplay(labeled).plot().ax_[0].get_legend() is not None
+
+
+def test_a_frame_without_the_columns_is_a_value_error_naming_them():
+    """``agreement(pd.DataFrame())`` raised ``KeyError: 'verdict'`` from deep inside."""
+    from calibrate.analysis.corrected import corrected_pass_rate
+
+    with pytest.raises(ValueError, match="lacks the columns verdict, label, conflict, model"):
+        agreement(pd.DataFrame())
+    with pytest.raises(ValueError, match="must be a DataFrame such as calibrate.submissions"):
+        agreement(None)
+    with pytest.raises(ValueError, match="lacks the columns decided_at, at, decided_by"):
+        approvers(pd.DataFrame({"verdict": ["pass"], "label": [True]}))
+    with pytest.raises(ValueError, match="lacks the column is_latest that corrected reads"):
+        corrected_pass_rate(pd.DataFrame({"verdict": ["pass"], "label": [True]}), by=[])
+    with pytest.raises(ValueError, match="answers lacks the column"):
+        agreement(frame(["pass"], [True]), by=["question"], answers=pd.DataFrame({"x": [1]}))

@@ -158,6 +158,26 @@ def test_table_fits_80_columns_and_says_too_few(store, tmp_path):
     assert "wrote 12 figures" in res.stderr
 
 
+def test_recalibration_numbers_say_what_they_are_over(store, tmp_path):
+    """Withheld with the curve's numbers below 20 points (they read "numbers withheld" and then
+    "ECE 0.210 -> 0.159"); for a choice question over the passing answers, which the table says
+    (its ECE before differed from the curve's two lines up with no word why)."""
+    blocks = run(store, "--out", str(tmp_path)).stdout.split("━━ ")[1:]
+    small = [b for b in blocks if "model m2" in b.splitlines()[0]]
+    assert len(small) == 2
+    for block in small:
+        assert "too few labels (n = 12 < 20): figure marked, numbers withheld" in block
+        fit = 9 if "What does it do?" in block else 12  # the passing answers / every point
+        assert f"fit on {fit} points: too few, numbers withheld" in block, block
+        assert " -> " not in block and "Brier" not in block, block
+    big = {b.splitlines()[1]: b for b in blocks if "model m1" in b.splitlines()[0]}
+    choice = " ".join(big["What does it do?"].split())
+    assert "confidence vs acceptable (the curve: 150 answers vs the correct call" in choice
+    assert "ECE" in choice and " -> " in choice
+    yes = next(b for ask, b in big.items() if ask != "What does it do?")
+    assert "on the curve's 150 points (before: the curve's ECE):" in yes
+
+
 def test_bins_strategy_and_filters(store, tmp_path):
     res = run(store, "--out", str(tmp_path), "--format", "json", "--bins", "5",
               "--strategy", "quantile", "--model", "m1", "--by", "week")  # fmt: skip

@@ -121,6 +121,46 @@ def test_a_filter_that_matches_nothing_is_one_error_everywhere(sample_store, tmp
     assert "--step 'nope' matches no check; steps in the store: match_invoice" in res.stderr
 
 
+def test_an_empty_window_is_an_empty_result_everywhere(sample_store, tmp_path):
+    """A --since/--until window with no checks: exit 0, an empty result and a note on stderr.
+
+    A nightly job on a quiet day must not fail (it exited 2 before); a --since later than
+    --until stays an argument error, naming both options.
+    """
+    empty = {
+        "agreement": [],
+        "curves": [],
+        "thresholds": {"alpha": 0.05, "delta": 0.1, "beta": 0.2, "steps": []},
+    }
+    for command in ("agreement", "curves", "thresholds", "report"):
+        base = [command, "--db", str(sample_store), "--process", "invoice-matching"]
+        if command in ("curves", "report"):
+            base += ["--out", str(tmp_path / command)]
+        for fmt in ("table", "json"):
+            res = runner.invoke(app, [*base, "--since", "2030-01-01", "--format", fmt])
+            assert res.exit_code == 0, (command, fmt, res.output)
+            assert (
+                "note: no check matches these filters (--process invoice-matching, "
+                "--since 2030-01-01T00:00:00+00:00): an empty result"
+            ) in res.stderr, (command, res.stderr)
+            assert "error" not in res.stderr, (command, res.stderr)
+            if fmt == "table":
+                assert "these filters" in res.stdout, (command, res.stdout)
+            elif command == "report":
+                doc = json.loads(res.stdout)
+                assert doc["steps"] == [] and doc["notes"] == [
+                    "No checked step has a check under these filters: nothing to decide."
+                ]
+            else:
+                assert json.loads(res.stdout) == empty[command], command
+        res = runner.invoke(app, [*base, "--since", "2026-12-01", "--until", "2026-11-01"])
+        assert res.exit_code == 2, (command, res.output)
+        assert res.stderr.startswith(
+            "error: --since 2026-12-01T00:00:00+00:00 is later than --until "
+            "2026-11-01T00:00:00+00:00"
+        ), (command, res.stderr)
+
+
 def test_one_format_switch_with_one_meaning(sample_store, tmp_path, sample_dir):
     """--format everywhere; what a command cannot print is an error, never a silent omission."""
     db = ["--db", str(sample_store)]

@@ -90,6 +90,16 @@ def test_alarm_after_a_shift(tmp_path):
     for key in ("audited", "bad", "e_value", "alarm_at", "e_value_peak"):
         assert since["false_pass"][key] == fp[key]
     assert any("whatever --since" in n for n in doc["notes"])
+    # monitor --until reads the test as it stood then (the CLI had no --until; the API had).
+    before = (pd.Timestamp(fp["alarm_at"]) - pd.Timedelta(days=1)).isoformat()
+    then = runner.invoke(app, ["monitor", "--db", info["db"], "--format", "json",
+                               "--until", before])  # fmt: skip
+    assert then.exit_code == 0, then.output
+    old = step_of(json.loads(then.stdout))
+    assert old["status"] != "alarm" and old["false_pass"]["alarm_at"] is None
+    assert 0 < old["false_pass"]["audited"] < fp["audited"]
+    bad = runner.invoke(app, ["monitor", "--db", info["db"], "--until", "yesterday"])
+    assert bad.exit_code == 2 and "--until 'yesterday' is not a time" in bad.stderr
 
 
 def test_ok_without_a_shift(tmp_path):

@@ -75,6 +75,10 @@ def test_filters_validate_times_at_entry():
     ):
         calibrate.Filters(since="yesterday")
     assert calibrate.Filters(until="2026-10-01").until.isoformat() == "2026-10-01T00:00:00+00:00"
+    # A window that cannot hold a check is a mistake (it read as an empty result before).
+    with pytest.raises(ValueError, match="since 2026-12-01T00:00:00[+]00:00 is later than until"):
+        calibrate.Filters(since="2026-12-01", until="2026-01-01")
+    assert calibrate.Filters(since="2026-12-01", until="2026-12-01").since is not None
 
 
 def test_the_calls_after_the_switch(tmp_path):

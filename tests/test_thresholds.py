@@ -17,6 +17,7 @@ from calibrate.analysis import learned_path as lp
 from calibrate.analysis import step_data as sd
 from calibrate.analysis import thresholds as th
 from calibrate.analysis.baselines import jung_fixed_sequence_baseline
+from calibrate.analysis.stats import clopper_pearson_interval
 from calibrate.dataset import Filters, answers, process_questions, submissions
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide, parse_check, worst
 from calibrate.store import connect
@@ -94,8 +95,10 @@ def assert_certified_step_json(doc: dict) -> None:
         set(doc["current"])
         == {
             "false_pass_rate",
+            "false_pass_ci",
             "k_false_pass",
             "false_fail_rate",
+            "false_fail_ci",
             "k_false_fail",
             "auto_pass",
             "auto_fail",
@@ -109,6 +112,15 @@ def assert_certified_step_json(doc: dict) -> None:
         or cur["false_pass_rate"] == cur["k_false_pass"] / cur["n_pass"]
     )
     assert doc["expected"]["auto_pass"] == doc["expected"]["n_pass"] / doc["expected"]["n"]
+    # Its interval beside each observed rate (docs/formats.md: `_ci` in JSON), as the table
+    # prints it; it had none.
+    for name in ("false_pass", "false_fail"):
+        k, n, ci = cur[f"k_{name}"], cur[f"n_{name.split('_')[1]}"], cur[f"{name}_ci"]
+        if n:
+            assert ci == pytest.approx([float(x) for x in clopper_pearson_interval(k, n)])
+            assert ci[0] <= cur[f"{name}_rate"] <= ci[1]
+        else:
+            assert ci is None
 
 
 def step_data_of(qs, answer, confidence, acceptable, forced=None) -> th.StepData:

@@ -72,6 +72,13 @@ UNEQUAL_DRAWS_PASS_ONLY_NOTE = (
 #: one it leaves for the passes (``unequal_draws_pass``).
 UNEQUAL_WITHHELD = ("agree", "false_fail", "tpr", "tnr")
 UNEQUAL_PASS_WITHHELD = ("false_pass",)
+#: Shares over a group's checks that a draw chose (or left), which ``--by labels`` splits off.
+CHOSEN_WITHHELD = ("unsure", "error")
+#: Said of such a group (the report says "set by the draw").
+CHOSEN_BY_DRAW_NOTE = (
+    "unsure and error shares withheld: a draw chose these checks by verdict (the check's own: "
+    "--by without labels)"
+)
 #: Said of every question-level figure.
 QUESTION_UNIT = "the person judged the whole submission"
 
@@ -163,6 +170,48 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
     sources = [_KEY_SOURCES.get(k, k) for k in keys if k != "question" or analysis == "question"]
     flat = [c for src in sources for c in ((src,) if isinstance(src, str) else src)]
     return list(dict.fromkeys([*_ANALYSIS_COLUMNS[analysis], *flat]))
+
+
+#: Columns an analysis reads only where they are present (the draws', for the unequal-draw flags).
+_OPTIONAL_COLUMNS = frozenset({"audited", "inclusion_p", "advisory"})
+
+
+def require_columns(
+    frame: object, by: str | Sequence[str] | None, *, analysis: str, name: str = "submissions"
+) -> None:
+    """Refuse a ``frame`` that is no DataFrame or lacks a column ``analysis`` reads, naming them.
+
+    Parameters
+    ----------
+    frame : object
+        What the caller passed as ``name``.
+    by : str or sequence of str, optional
+        The grouping (its keys' columns are needed too).
+    analysis : {"agreement", "question", "approvers", "corrected"}
+        As for :func:`input_columns`.
+    name : str, default="submissions"
+        The argument, as the message names it.
+
+    Raises
+    ------
+    ValueError
+        ``frame`` is not a DataFrame, or misses columns (all of them named), rather than a
+        ``KeyError`` from deep inside the analysis.
+    """
+    source = "calibrate.answers(con)" if name == "answers" else "calibrate.submissions(con)"
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a DataFrame such as {source}, got {type(frame).__name__}")
+    keys = validate_by(by, default=() if analysis == "approvers" else DEFAULT_BY)
+    optional = _OPTIONAL_COLUMNS - ({"audited"} if "labels" in keys else set())
+    missing = [
+        c for c in input_columns(by, analysis=analysis)
+        if c not in frame.columns and c not in optional
+    ]  # fmt: skip
+    if missing:
+        raise ValueError(
+            f"{name} lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"that {analysis} reads (as {source} has them)"
+        )
 
 
 def validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
@@ -356,6 +405,11 @@ def agreement(
                                       rate is unweighted (a pass-only uniform
                                       draw keeps it; False without
                                       ``audited``/``inclusion_p``/``advisory``)
+        ``unsure_rate``,              withheld (NaN) in a ``labels`` group a draw
+        ``error_rate`` withheld       chose or left (``audit draw``; ``advisory:
+                                      false, not drawn``) when it did not offer
+                                      every verdict alike: the shares are the
+                                      draw's (the note says so)
         ``note``                      "no labels", "too few labels (n<20)",
                                       "pools 2 models", conflicts, unequal draws,
                                       and at question
@@ -400,9 +454,11 @@ def agreement(
     if question_level:
         if answers is None:
             raise ValueError("grouping by question needs the answers DataFrame (answers=...)")
+        require_columns(answers, by, analysis="question", name="answers")
         data = answers[answers["result"].notna()]
         verdict = data["result"]
     else:
+        require_columns(submissions, by, analysis="agreement")
         data = submissions
         verdict = data["verdict"]
     if not 0 < confidence < 1:
@@ -460,14 +516,16 @@ def agreement(
     out["kappa_high"] = np.asarray(kap_cols[2], dtype=float)
     out["kappa_reason"] = pd.Series(kap_cols[3], dtype="string", index=out.index)
 
-    out["unequal_draws"], out["unequal_draws_pass"] = _unequal_draws(
+    out["unequal_draws"], out["unequal_draws_pass"], chosen = _unequal_draws(
         data, key_df, keys, v, len(out)
     )
     _withhold(out, out["unequal_draws"].to_numpy(bool), UNEQUAL_WITHHELD, kappa=True)
     _withhold(out, out["unequal_draws_pass"].to_numpy(bool), UNEQUAL_PASS_WITHHELD)
+    _withhold(out, chosen, CHOSEN_WITHHELD)
     out["note"] = _notes(
-        out, min_n=min_n, pools_models="model" not in keys, question_level=question_level
-    )
+        out, min_n=min_n, pools_models="model" not in keys, question_level=question_level,
+        chosen=chosen,
+    )  # fmt: skip
     out = out[[*keys, *AGREEMENT_COLUMNS]]
     out.attrs["interval_method"] = INTERVAL_METHOD
     out.attrs["by"] = keys
@@ -498,20 +556,23 @@ def _unequal_draws(
     keys: list[str],
     verdict: np.ndarray,
     n_rows: int,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     # A group's unweighted rates over audit labels are its population's only when the draw
     # offered every check of that population alike: the false-pass rate needs one inclusion
     # probability over the passes, agreement (kappa, tpr, tnr, false fails) over every pass and
     # fail. The population is the design's, not the sample's: every check recorded with
     # advisory: false (drawn or not; a verdict the draw left out has probability 0) beside the
     # group's audit labels, and a reviewed check (advisory) counts as drawn with probability 1.
+    # The third flag: a group of ``--by labels`` that a draw chose (or left) among the enforced
+    # checks when it did not offer every verdict alike: its unsure and error shares over its
+    # checks are the draw's (a pass-only draw has no unsure verdict), not the check's.
     none = np.zeros(n_rows, dtype=bool)
     if "audited" not in data.columns or "inclusion_p" not in data.columns:
-        return none, none
+        return none, none, none
     audited = _audited(data)
     labeled = data["label"].astype("boolean").notna().to_numpy()
     if not (audited & labeled).any():
-        return none, none
+        return none, none, none
     raw = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
     enforced = _enforced(data)
     pi = np.where(enforced, np.nan_to_num(raw, nan=0.0), 1.0)
@@ -531,21 +592,31 @@ def _unequal_draws(
     if "labels" in pop.columns:
         pop["labels"] = np.where(pop["labels"] == LABEL_SOURCES["review"], "review", "enforced")
     frame = pop.assign(
-        __dec=np.where(decided & ~later, pi, np.nan), __pass=np.where(is_pass & ~later, pi, np.nan)
+        __dec=np.where(decided & ~later, pi, np.nan),
+        __pass=np.where(is_pass & ~later, pi, np.nan),
+        __any=np.where(~later, pi, np.nan),
     )
     g = frame.groupby(list(pop.columns), dropna=False, sort=False)
-    spread_dec = g["__dec"].transform("max") - g["__dec"].transform("min")
-    spread_pass = g["__pass"].transform("max") - g["__pass"].transform("min")
-    rows = pd.concat(
-        [key_df, pd.DataFrame({
-            "__u": (spread_dec.fillna(0) > 1e-12) & (audited & labeled),
-            "__up": (spread_pass.fillna(0) > 1e-12) & (audited & labeled & is_pass),
-        }, index=data.index)], axis=1,
-    )  # fmt: skip
+
+    def spread(column: str) -> np.ndarray:
+        width = g[column].transform("max") - g[column].transform("min")
+        return width.fillna(0).to_numpy() > 1e-12
+
+    split = (
+        (key_df["labels"] != LABEL_SOURCES["review"]).to_numpy(dtype=bool)
+        if "labels" in key_df.columns
+        else np.zeros(len(data), dtype=bool)
+    )
+    flags = pd.DataFrame({
+        "__u": spread("__dec") & audited & labeled,
+        "__up": spread("__pass") & audited & labeled & is_pass,
+        "__uc": spread("__any") & split,
+    }, index=data.index)  # fmt: skip
+    names = ["__u", "__up", "__uc"]
     if not keys:
-        return np.array([bool(rows["__u"].any())]), np.array([bool(rows["__up"].any())])
-    out = rows.groupby(keys, dropna=False, sort=True)[["__u", "__up"]].any()
-    return out["__u"].to_numpy(dtype=bool), out["__up"].to_numpy(dtype=bool)
+        return tuple(np.array([bool(flags[c].any())]) for c in names)
+    out = pd.concat([key_df, flags], axis=1).groupby(keys, dropna=False, sort=True)[names].any()
+    return tuple(out[c].to_numpy(dtype=bool) for c in names)
 
 
 def _withhold(
@@ -563,11 +634,14 @@ def _withhold(
         out.loc[rows, "kappa_reason"] = "withheld (unequal audit draws)"
 
 
-def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level: bool) -> pd.Series:
+def _notes(
+    out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level: bool,
+    chosen: np.ndarray,
+) -> pd.Series:  # fmt: skip
     notes = []
     columns = ["n", "n_models", "conflicts", "kappa", "unequal_draws", "unequal_draws_pass"]
-    for n, n_models, conflicts, kappa, unequal, unequal_pass in out[columns].itertuples(
-        index=False
+    for (n, n_models, conflicts, kappa, unequal, unequal_pass), chosen_by_draw in zip(
+        out[columns].itertuples(index=False), chosen, strict=True
     ):
         parts = []
         if n == 0:
@@ -586,6 +660,8 @@ def _notes(out: pd.DataFrame, *, min_n: int, pools_models: bool, question_level:
             parts.append(UNEQUAL_DRAWS_NOTE)
         elif unequal:
             parts.append(UNEQUAL_DRAWS_PASS_ONLY_NOTE)
+        if chosen_by_draw:
+            parts.append(CHOSEN_BY_DRAW_NOTE)
         if question_level:
             parts.append(QUESTION_UNIT)
         notes.append("; ".join(parts))
@@ -656,6 +732,7 @@ def approvers(
         raise ValueError("the approver view is per submission; 'question' is not a key here")
     if not 0 < agree_above <= 1:
         raise ValueError(f"agree_above must be in (0, 1], got {agree_above}")
+    require_columns(submissions, by, analysis="approvers")
     label = submissions["label"].astype("boolean")
     # Decisions on audit-drawn checks are left out: the reviewer saw only what the draw offered
     # (a pass-only draw's "agreement" is one minus its false-pass rate), which says nothing of

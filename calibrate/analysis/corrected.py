@@ -16,7 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from calibrate.analysis.agreement import DEFAULT_BY, group_sums, key_frame, validate_by
+from calibrate.analysis.agreement import (
+    DEFAULT_BY,
+    group_sums,
+    key_frame,
+    require_columns,
+    validate_by,
+)
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import MIN_N, rogan_gladen
 
@@ -115,6 +121,7 @@ def corrected_pass_rate(
         )
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    require_columns(submissions, by, analysis="corrected")
     label = submissions["label"].astype("boolean")
     labeled = label.notna().to_numpy()
     acc = label.fillna(False).to_numpy(dtype=bool)

@@ -145,6 +145,8 @@ REPORT_CHECK_COLUMNS = ("check_id", "process", "step", "verdict", "advisory", "m
 REPORT_ANSWER_COLUMNS = ("check_id", "process", "step", "model", "at", "label", "position",
                          "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
                          "in_process_file")  # fmt: skip
+#: The report's note when no checked step has a check under its filters (an empty window).
+NO_STEPS = "No checked step has a check under these filters: nothing to decide."
 
 
 def assess_store(
@@ -252,6 +254,8 @@ def assess_store(
             "since the switch whatever --since (a window would restart the test at each "
             "report); --since only cuts the e-value path shown."
         )
+    if not steps:
+        notes.append(NO_STEPS)
     steps.sort(key=lambda r: r.sort_key)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     return ReadinessReport(

@@ -312,10 +312,14 @@ class StepThresholds:
         # Every rate with its counts: a share of ``n``, a false-pass rate of ``n_pass``, ...
         shares = _counted_shares(self.expected)
         cur = self.current_rates
+        # Each observed rate with its interval (95% Clopper-Pearson, as the table prints it).
+        ci = cur.intervals() if cur is not None else {}
         current = {
             "false_pass_rate": cur.false_pass_rate if cur is not None else None,
+            "false_pass_ci": list(ci["false_pass"]) if ci.get("false_pass") else None,
             "k_false_pass": cur.false_pass if cur is not None else None,
             "false_fail_rate": cur.false_fail_rate if cur is not None else None,
+            "false_fail_ci": list(ci["false_fail"]) if ci.get("false_fail") else None,
             "k_false_fail": cur.false_fail if cur is not None else None,
             **_counted_shares(cur),
         }

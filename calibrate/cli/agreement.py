@@ -23,7 +23,7 @@ from calibrate.cli.options import (
     make_filters,
     note_left_out,
     require_format,
-    require_match,
+    require_known,
 )
 from calibrate.cli.render import echo_json, write_csv
 from calibrate.defaults import MIN_N
@@ -135,7 +135,7 @@ def agreement_command(
         analysis = "question"
     con = connect(db, read_only=True)
     try:
-        require_match(con, filters)
+        require_known(con, filters)
         note_left_out(con, filters)
         # Only the columns the analysis reads, in any order (it aggregates): the whole
         # view as pandas objects took 1.9 GiB at a million runs.
@@ -174,7 +174,8 @@ def agreement_command(
         return
     group_keys = list(df.attrs.get("by", [])) or [c for c in df.columns if c in lib.GROUP_KEYS]
     if not flat:
-        raise UsageError("no checks match the filters")
+        typer.echo("no checks match these filters: nothing to compare")
+        return
     if show_approvers:
         lines = approver_table(flat, [k for k in group_keys if k != "approver"], df.attrs)
     elif corrected:

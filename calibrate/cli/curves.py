@@ -24,7 +24,7 @@ from calibrate.cli.options import (
     make_filters,
     note_left_out,
     require_format,
-    require_match,
+    require_known,
 )
 from calibrate.cli.render import clip, echo_json, terminal_safe, write_csv
 from calibrate.defaults import DEFAULT_BINS, MIN_N
@@ -120,22 +120,25 @@ def curves_command(
     and SVG) into --out and prints the figures' numbers: per bin the mean
     prediction, observed rate, 95% Wilson interval and count; ECE with a bias-corrected
     bootstrap interval, MCE, Brier, log loss, AUROC; and ECE/Brier before and
-    after the chosen recalibration map on held-out folds.
+    after the chosen recalibration map on held-out folds (for a choice or
+    rubric question over its passing answers' confidence against acceptable,
+    not the curve's correct call, so its ECE before differs from the curve's).
+    Below 20 points the numbers are withheld, in the table (not in json).
     """
     require_format(fmt, "curves", Format.table, Format.json, Format.csv)
     keys = _parse_by(by)
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
     try:
-        require_match(con, filters)
+        matched = require_known(con, filters)
         note_left_out(con, filters)
         results = calibration.calibrate_store(
             con, filters, n_bins=bins, strategy=strategy.value, by=keys
         )
     finally:
         con.close()
-    if not results:
-        raise UsageError("no labeled answers match these filters: no figures written")
+    if not results and matched:  # checks, none labeled: an empty result too
+        err.print("note: no labeled answers match these filters: an empty result", markup=False)
     try:
         figures = plots.write_figures(results, out)
     except OSError as exc:
@@ -154,7 +157,9 @@ def curves_command(
     elif fmt is Format.csv:
         write_csv(bin_rows(records), BIN_COLUMNS)
     else:
-        typer.echo("\n".join(_table(records)))
+        typer.echo(
+            "\n".join(_table(records)) if records else "no labeled answers match these filters"
+        )
     err.print(f"wrote {2 * len(figures)} figures (PNG and SVG) to {out}", markup=False)
 
 
@@ -234,13 +239,25 @@ def _recal_lines(rec: dict[str, Any]) -> list[str]:
     if r["method"] == "none":
         return [clip(f"  recalibration{on}: none ({r['reason']})", WIDTH)]
     head = f"  recalibration{on}: {r['method']}, {r['n_splits']}-fold held out"
+    if r["n"] < MIN_N:  # as the curve's numbers: too few to read
+        return [clip(head, WIDTH), f"    fit on {r['n']} points: too few, numbers withheld"]
+    # Before: the evaluator's numbers; after: the map's held-out predictions. Over the curve's
+    # points for a yes/no question; for a choice or rubric, over the passing answers against
+    # acceptable (what the threshold search reads), not the curve's correct call: another ECE.
+    over = (
+        [f"    on the curve's {r['n']} points (before: the curve's ECE):"]
+        if rec["kind"] == "yes_no"
+        else textwrap.wrap(
+            f"on the {r['n']} passing answers, confidence vs acceptable (the curve: "
+            f"{rec['n_curve']} answers vs the correct call, hence another ECE before):",
+            WIDTH, initial_indent="    ", subsequent_indent="    ",
+        )
+    )  # fmt: skip
     body = (
         f"    ECE {_f(r['ece_before'])} -> {_f(r['ece_after'])} · "
         f"Brier {_f(r['brier_before'])} -> {_f(r['brier_after'])}"
     )
-    if r["n"] < MIN_N:
-        body += f" (on {r['n']} points: too few)"
-    return [clip(head, WIDTH), body]
+    return [clip(head, WIDTH), *over, body]
 
 
 def _rates_lines(rows: list[dict[str, Any]], what: str, rec: dict[str, Any]) -> list[str]:

@@ -17,6 +17,7 @@ from calibrate.cli.options import (
     StepOption,
     check_levels,
     format_option,
+    parse_time,
     require_enforced,
     require_format,
 )
@@ -48,6 +49,14 @@ def monitor_command(
             help="Exit 1 when any step is in alarm or stale (after printing), so a script can gate on it.",
         ),
     ] = False,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            "--until",
+            help="Read the monitor as it stood then (ISO 8601): checks, draws and audit "
+            "decisions before this time. No --since: the test runs from the switch.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Per enforced step and model: an anytime-valid alarm on audited false passes and fails.
@@ -66,17 +75,23 @@ def monitor_command(
     own; earlier periods are shown as history, and an earlier alarm stands
     until 100 advisory checks after it are labeled.
 
+    --until reads the test as it stood at a time (a prefix of the stream in
+    the order it was learned, so the e-process keeps its level); there is no
+    --since, since a window starting later would restart the test at each run
+    (see docs/method.md).
+
     Exit code 0 whatever the status; with --fail-on-alarm, 1 when any step is
     in alarm, stale included (the output is printed first, in either format).
     """
     require_format(fmt, "monitor", Format.table, Format.json)
+    as_of = parse_time(until, "--until")
     check_levels(alpha, delta, beta)
     check_readiness_options({"alpha": alpha}, cli=True)  # the plan looks for 2 x alpha
     con = connect(db, read_only=True)
     try:
         require_enforced(con, process, step)
         result = monitoring.monitor_store(
-            con, process=process, step=step, alpha=alpha, beta=beta, delta=delta
+            con, process=process, step=step, alpha=alpha, beta=beta, delta=delta, until=as_of
         )
     finally:
         con.close()

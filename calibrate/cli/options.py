@@ -100,13 +100,18 @@ def make_filters(
     advisory_only: bool = False,
     escalations: bool = False,
 ) -> Filters:
-    """Build :class:`~calibrate.dataset.Filters` from the shared options."""
+    """Build :class:`~calibrate.dataset.Filters` from the shared options.
+
+    A ``--since`` later than ``--until`` is refused (exit 2), naming the options.
+    """
+    start, end = parse_time(since, "--since"), parse_time(until, "--until")
+    dataset.check_window(start, end, cli=True)
     return dataset.Filters(
         process=process,
         step=step,
         model=model,
-        since=parse_time(since, "--since"),
-        until=parse_time(until, "--until"),
+        since=start,
+        until=end,
         advisory_only=advisory_only,
         escalations=escalations,
     )
@@ -123,17 +128,50 @@ EscalationsOption = Annotated[
 ]
 
 
-def require_match(con: object, filters: Filters) -> None:
-    """Refuse filters that match no recorded check, naming what the store has (exit 2)."""
-    reason = dataset.unmatched_filters(con, filters, cli=True)
+def require_known(con: object, filters: Filters) -> bool:
+    """Refuse a name the store lacks (exit 2); say on stderr when the filters match no check.
+
+    A ``--process``, ``--step`` or ``--model`` no check carries is a typo: refused, naming
+    the names the store has. Known names in a ``--since``/``--until`` window (or with
+    ``--advisory-only``) that holds no check are a question with an empty answer: a note on
+    stderr, and the command prints its empty result (exit 0).
+
+    Returns
+    -------
+    bool
+        Whether any recorded check matches ``filters``.
+    """
+    from calibrate.cli.app import err
+
+    reason = dataset.unknown_name(con, filters, cli=True)
     if reason is not None:
         raise UsageError(reason)
+    if dataset.matches_any(con, filters):
+        return True
+    err.print(f"note: {empty_text(filters)}", markup=False, soft_wrap=True)
+    return False
+
+
+def empty_text(filters: Filters) -> str:
+    """That no check matches ``filters``, naming the window and options that leave none."""
+    given = [
+        f"{option} {value.isoformat() if isinstance(value, datetime) else value}"
+        for option, value in (
+            ("--process", filters.process), ("--step", filters.step), ("--model", filters.model),
+            ("--since", filters.since), ("--until", filters.until),
+        )
+        if value is not None
+    ]  # fmt: skip
+    if filters.advisory_only:
+        given.append("--advisory-only")
+    within = f" ({', '.join(given)})" if given else ""
+    return f"no check matches these filters{within}: an empty result"
 
 
 def require_enforced(con: object, process: str | None, step: str | None) -> None:
     """Refuse a ``--process`` / ``--step`` with no enforced step, naming the enforced ones (exit 2).
 
-    First the names themselves (as :func:`require_match`); then whether any step they select is
+    First the names themselves (as :func:`require_known`); then whether any step they select is
     enforced (a pass or unsure verdict recorded with ``advisory: false``).
     """
     reason = monitoring.unenforced_reason(con, process, step, cli=True)

@@ -60,8 +60,10 @@ def cli_reference() -> str:
         "Every command that reads the store takes `--db PATH` (default `$CALIBRATE_DB`, else "
         "`./calibrate.duckdb`). Results go to stdout, diagnostics to stderr. Exit codes: 0 done, "
         "1 `--strict` found quarantined records, `monitor --fail-on-alarm` an alarm (or a "
-        "command's own failure), 2 unusable arguments, "
-        "3 the store is in use by another process.",
+        "command's own failure), 2 unusable arguments (a `--process`, `--step` or `--model` no "
+        "check carries, a `--since` later than `--until`), 3 the store is in use by another "
+        "process. A `--since`/`--until` window that holds no check is not an error: exit 0, "
+        "an empty result and a note on stderr.",
         "",
     ]
     for name, command in _commands(root):

@@ -23,7 +23,7 @@ from calibrate.cli.options import (
     UntilOption,
     make_filters,
     note_left_out,
-    require_match,
+    require_known,
 )
 from calibrate.cli.render import echo_json
 from calibrate.defaults import ReadinessOptions, check_readiness_options
@@ -117,7 +117,7 @@ def report_command(
     path = db if db is not None else default_path()
     con = connect(path, read_only=True)
     try:
-        require_match(con, filters)
+        require_known(con, filters)
         # The report reads the labeled views some ten times; read-only, so one snapshot serves.
         with labels_snapshot(con):
             note_left_out(con, filters)
@@ -125,15 +125,11 @@ def report_command(
             report = readiness.assess_store(con, filters, options=options, store=str(path))
     finally:
         con.close()
-    if not report.steps:
-        raise UsageError(
-            "no checks match: nothing to report (check the filters, or run `calibrate ingest`)"
-        )
     written = write_report(report, out, formats=fmts)
     if fmt is Format.json:
         echo_json(report_json(report))
     else:
-        for line in summary_lines(report):
+        for line in summary_lines(report) or [readiness.NO_STEPS]:
             typer.echo(line)
     for fmt, p in written.items():
         err.print(f"wrote {fmt}: {p}", markup=False)

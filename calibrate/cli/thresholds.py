@@ -28,7 +28,7 @@ from calibrate.cli.options import (
     make_filters,
     note_left_out,
     require_format,
-    require_match,
+    require_known,
 )
 from calibrate.cli.render import echo_json, write_csv
 from calibrate.defaults import (
@@ -40,7 +40,6 @@ from calibrate.defaults import (
     NEEDED_SHARE,
     TRADEOFF_ALPHAS,
 )  # fmt: skip
-from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 from calibrate.profile import Kind, Question
 from calibrate.store import connect
@@ -140,7 +139,7 @@ def thresholds_command(
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     con = connect(db, read_only=True)
     try:
-        require_match(con, filters)
+        require_known(con, filters)
         note_left_out(con, filters)
         report = lib.suggest_from_store(
             con, filters, alpha=alpha, delta=delta, beta=beta, model=model,
@@ -149,8 +148,6 @@ def thresholds_command(
         )  # fmt: skip
     finally:
         con.close()
-    if not report.steps:
-        raise UsageError("no checked steps match the filters")
     for s in report.steps:
         for note in s.notes:
             err.print(f"{strip_control(s.process)}/{strip_control(s.step)}: {strip_control(note)}",
@@ -177,7 +174,7 @@ def thresholds_command(
             if tradeoff and s.n_labeled:
                 lines += tradeoff_lines(s)
             lines.append("")
-        typer.echo("\n".join(lines).rstrip("\n"))
+        typer.echo("\n".join(lines).rstrip("\n") or "no checked step matches these filters")
 
 
 # -- yaml ----------------------------------------------------------------------
