@@ -100,6 +100,14 @@ def test_alarm_after_a_shift(tmp_path):
     assert 0 < old["false_pass"]["audited"] < fp["audited"]
     bad = runner.invoke(app, ["monitor", "--db", info["db"], "--until", "yesterday"])
     assert bad.exit_code == 2 and "--until 'yesterday' is not a time" in bad.stderr
+    # The API takes the same text (it compared a string with timestamps and failed).
+    from calibrate.analysis.monitor import monitor_store
+    from calibrate.store import connect
+
+    con = connect(info["db"], read_only=True)
+    (api,) = [s for s in monitor_store(con, until=before).steps if s.process == "invoice-matching"]
+    con.close()
+    assert api.false_pass.audited == old["false_pass"]["audited"]
 
 
 def test_ok_without_a_shift(tmp_path):

@@ -399,8 +399,9 @@ def monitor_store(
     process, step : str, optional
     model : str, optional
         Only this evaluator model's checks.
-    since, until : datetime, optional
-        The report's window (as :class:`calibrate.dataset.Filters` keeps it). ``until`` reads
+    since, until : datetime or str, optional
+        The report's window (as :class:`calibrate.dataset.Filters` keeps it; a string is
+        parsed as there). ``until`` reads
         the monitor as it stood then: only checks recorded before it (an e-process read at a
         time fixed in advance keeps its level). ``since`` is for display only: each e-process
         path keeps its points from it on, while the tests, the status and every count run from
@@ -423,8 +424,10 @@ def monitor_store(
         has). One that names checks but no enforced step gives a report with no steps.
     """
     from calibrate.analysis.step_evidence import replay
-    from calibrate.dataset import Filters, process_questions, unmatched_filters
+    from calibrate.dataset import Filters, parse_when, process_questions, unmatched_filters
 
+    # As Filters reads them: a date string, a naive time (UTC) or an aware one.
+    since, until = parse_when(since, "since"), parse_when(until, "until")
     check_levels(alpha, delta, beta)
     # The audit plan looks for a rise to 2 x alpha (plan_audit's factor, the report's default).
     check_readiness_options({"alpha": alpha})
