@@ -46,7 +46,7 @@ def test_separable_labels_stay_finite():
         ("yes_no", 400, "fixed_sequence"),
         ("rubric", 200, "fixed_paths"),
         ("rubric", 300, "fixed_and_learned_paths"),
-        ("three", 200, "learned_path"),
+        ("three", 200, "answers_and_learned_paths"),
     ],
 )
 def test_learns_alone_says_what_the_search_does(kind, n, method):
@@ -60,7 +60,7 @@ def test_learns_alone_says_what_the_search_does(kind, n, method):
         )  # fmt: skip
     res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3)
     assert res.method == method
-    assert rs.learns_alone(data, n) == (method == "learned_path")
+    assert rs.learns_alone(data, n) == (method in ("learned_path", "answers_and_learned_paths"))
 
 
 def test_a_learned_path_gets_new_labels_and_fixed_paths_keep_todays():

@@ -952,16 +952,17 @@ def test_never_failing_twin_of_each_kind():
     assert never_failing([level0]) == [level0]
 
 
-def test_few_labels_certify_a_never_failing_twin_where_the_fails_cannot_pass():
+def test_few_labels_certify_a_never_failing_twin_where_the_fails_cannot_pass(monkeypatch):
     """Three questions, an overconfident judge, 300 labels (the power study's first dataset of the
     cell, alpha = 0.2): every learned candidate fails 8 to 40 submissions, the first ones with one
     to three false fails, which the false-fail test at beta = 0.3 cannot pass, while their passes
     pass it at p ~ 1e-6. The walk without twins certified nothing (insufficient_data); a twin
     passing the same and failing nothing is certified, and what it passes is what its candidate
-    passed."""
+    passed. (The learned path alone: the answers path beside it is tests/test_answers_path.py.)"""
     regimes = pytest.importorskip("benchmarks.regimes")
     from calibrate.analysis.paths import NEVER_FAILING_BELOW
 
+    monkeypatch.setattr(th, "ANSWERS_PATH_BELOW", 0)
     data = regimes.draw("three", "overconfident", 300, [14, 3, 1, 300, 1]).step_data()
     assert data.n < NEVER_FAILING_BELOW
     res = th.find_thresholds(data, alpha=0.2, delta=0.1, beta=0.3, judge_unattainable=False)

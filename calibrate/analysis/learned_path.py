@@ -3,7 +3,11 @@
 Block coordinate ascent on the Lagrangian of "decide the most within alpha
 and beta" proposes configurations on the search part; their Pareto front,
 ordered by observed risk, is the path the certification part tests
-(:func:`joint_path`). ``docs/method.md`` says it in words.
+(:func:`joint_path`). Below a thousand labels a second path joins it
+(:func:`answers_path`): the same search on every labeled row with each label
+replaced by the badness the evaluator's own stated probabilities predict, so
+its order reads no label and every label can test it. ``docs/method.md`` says
+it in words.
 """
 
 from __future__ import annotations
@@ -150,7 +154,16 @@ def _question_codes(
     return np.where(low, UNSURE, out).astype(np.int8)
 
 
-def _layout(data: StepData, search: np.ndarray, *, relearn_lists: bool) -> _Layout:
+def _layout(
+    data: StepData, search: np.ndarray, *, relearn_lists: bool, order_by: np.ndarray | None = None
+) -> _Layout:
+    """How each question's thresholds map onto options, read on the rows ``search``.
+
+    A relearned choice list orders its names, worst first, by the mean of
+    ``order_by`` over the rows giving each name (default: the labels,
+    ``data.acceptable``); given a label-free ``order_by``, the layout reads no
+    label.
+    """
     rank_names: dict[int, list[str]] = {}
     relearn: set[int] = set()
     levels: dict[int, int] = {}
@@ -183,7 +196,8 @@ def _layout(data: StepData, search: np.ndarray, *, relearn_lists: bool) -> _Layo
             opts = [{"level": float(L), "confidence": c} for L in range(levels[i]) for c in c_vals]
         elif relearn_lists or not data.known[i]:
             relearn.add(i)
-            s_names, s_ok = ans[search], data.acceptable[search]
+            s_names = ans[search]
+            s_ok = (data.acceptable if order_by is None else order_by)[search]
             have = np.array([v is not None for v in s_names], bool)
             seen = pd.Series(s_ok[have]).groupby(pd.Series(s_names[have], dtype=object)).mean()
             # Worst first; ties by name so the order is reproducible.
@@ -317,12 +331,13 @@ def _neighbourhood(
     """The solutions and all their one-question deviations, with counts on the search part.
 
     ``bad``, ``forced`` and ``count`` describe the cells of search rows (see
-    :class:`_Cells`). Returns the distinct option tuples and ``(n_pass,
+    :class:`_Cells`; ``bad`` is a label, or the share of a cell's rows
+    predicted bad). Returns the distinct option tuples and ``(n_pass,
     false_pass, n_fail, false_fail)``.
     """
     ones = count.astype(float)
     badf = ones * bad
-    goodf = ones * ~bad
+    goodf = ones * (1.0 - bad)
     zero = np.zeros_like(ones)
     seen: dict[tuple[int, ...], tuple[float, float, float, float]] = {}
     for sol in solutions:
@@ -368,6 +383,17 @@ class _Cells:
         blocks = [replace(b, bucket=b.bucket[first]) for b in layout.blocks]
         return cls(blocks, bad[first], forced[first], count)
 
+    @classmethod
+    def predicted(cls, layout: _Layout, bad: np.ndarray, forced: np.ndarray) -> _Cells:
+        """Cells without labels: ``bad`` per row is a predicted probability, averaged per cell."""
+        keys = np.column_stack([b.bucket for b in layout.blocks] + [forced.astype(np.intp)])
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
+        count = np.bincount(inverse, minlength=first.size)
+        share = np.bincount(inverse, weights=bad, minlength=first.size) / count
+        blocks = [replace(b, bucket=b.bucket[first]) for b in layout.blocks]
+        return cls(blocks, share, forced[first], count)
+
 
 def _never_fail(data: StepData, layout: _Layout, keys: Sequence[tuple[int, ...]]) -> np.ndarray:
     """Per candidate: whether no submission could get ``fail`` (as :func:`can_fail`, by option)."""
@@ -403,6 +429,88 @@ def _prepared(
         cells = _Cells.of(layout, ~data.acceptable[search], data.forced_unsure[search])
         data.cache[key] = (search, cert, layout, cells)
     return data.cache[key]
+
+
+def _front_path(
+    data: StepData, layout: _Layout, cells: _Cells, counted: StepData, *, alpha: float,
+    delta: float, beta: float, scale: float,
+) -> Path:  # fmt: skip
+    """The candidates of ``cells``, their Pareto front by risk, counted on ``counted``.
+
+    The search of :func:`joint_path` (and of :func:`answers_path`, whose
+    cells hold predicted shares of bad rows instead of labels). ``scale``
+    turns the cells' counts into the counts predicted on ``counted``.
+    """
+    bad, forced, count = cells.bad, cells.forced, cells.count
+    b = min(beta, 1.0)
+    found: dict[tuple[int, ...], None] = {}
+    # Option 0 of every question passes everything and fails nothing.
+    loosest = [0] * len(cells.blocks)
+    # w_fail = None: a fail costs one row instead of earning one, so the ascent avoids fails where
+    # it can (a check that never fails needs no false-fail test, which few labels cannot pass).
+    for w_fail in [*_FAIL_WEIGHTS, None] if beta < 1.0 else (0.0,):
+        choice = list(loosest)
+        for w_pass in _WEIGHTS:
+            # What a search row is worth, times the rows of its cell.
+            fail_value = -np.ones(bad.size) if w_fail is None else 1.0 + w_fail * (b - (1.0 - bad))
+            values = (
+                (1.0 + w_pass * (alpha - bad)).astype(np.float32) * count,
+                fail_value.astype(np.float32) * count,
+            )
+            choice = _ascend(cells.blocks, values, forced, choice)
+            found.setdefault(tuple(choice), None)
+    # Around each solution, every one-question deviation is a candidate too: the Lagrangian only
+    # reaches the convex hull of what is achievable, the deviations fill in between.
+    keys, stats_ = _neighbourhood(cells.blocks, list(found), bad, forced, count)
+    n_p, e_p, n_f, e_f = stats_
+    with np.errstate(invalid="ignore", divide="ignore"):
+        risk = np.nan_to_num(e_p / n_p) / alpha
+        if beta < 1.0:
+            risk = np.maximum(risk, np.nan_to_num(e_f / n_f) / beta)
+    coverage = n_p + n_f
+    # Keep only candidates the certification part could test: as many passes, and fails unless
+    # the candidate never fails, as an exact test needs, at the counts the search part predicts.
+    # A path of untestable candidates certifies nothing, whatever their observed risk.
+    testable = n_p * scale >= certify.min_count(alpha, delta)
+    if beta < 1.0:
+        can = n_f * scale >= certify.min_count(b, delta)
+        testable &= can | _never_fail(data, layout, keys)
+    if not testable.any():
+        testable[:] = True  # nothing testable: keep the full front (status says why)
+    # Ordered by risk; a candidate stays if it decides more than every less risky one, or, within
+    # the limits on the search part, as many and passes more (more of it without rework).
+    order = np.lexsort((-n_p, -coverage, risk))
+    front, best_cov, best_pass = [], -1.0, -1.0
+    for k in order:
+        more = coverage[k] > best_cov
+        if testable[k] and (
+            more or (coverage[k] == best_cov and n_p[k] > best_pass and risk[k] <= 1)
+        ):
+            front.append(k)
+            best_cov, best_pass = coverage[k], n_p[k]
+    configs = [_config(data, layout, keys[k]) for k in front]
+    counts = np.array(
+        [
+            (r.n_pass, r.false_pass, r.n_fail, r.false_fail)
+            for r in (replay_cached(cfg, counted) for cfg in configs)
+        ],
+        dtype=int,
+    ).reshape(-1, 4)
+    return Path(
+        side="joint",
+        tests=("pass", "fail"),
+        n_pass=counts[:, 0],
+        false_pass=counts[:, 1],
+        n_fail=counts[:, 2],
+        false_fail=counts[:, 3],
+        never_fails=np.array([not can_fail(c) for c in configs], bool),
+        describe=[describe_config(c) for c in configs],
+        delta=delta,
+        configs=configs,
+        n_total=counted.n,
+        power_share=certify.PASS_POWER_SHARE,
+        spread=certify.LEARNED_SPREAD if data.n >= certify.LEARNED_SPREAD_FROM else 0,
+    )
 
 
 def certification_part(
@@ -441,76 +549,133 @@ def joint_path(
     """
     search, cert, layout, cells = _prepared(data, search_fraction=search_fraction, seed=seed,
                                             relearn_lists=relearn_lists)  # fmt: skip
-    bad, forced, count = cells.bad, cells.forced, cells.count
-    b = min(beta, 1.0)
-    found: dict[tuple[int, ...], None] = {}
-    # Option 0 of every question passes everything and fails nothing.
-    loosest = [0] * len(cells.blocks)
-    # w_fail = None: a fail costs one row instead of earning one, so the ascent avoids fails where
-    # it can (a check that never fails needs no false-fail test, which few labels cannot pass).
-    for w_fail in [*_FAIL_WEIGHTS, None] if beta < 1.0 else (0.0,):
-        choice = list(loosest)
-        for w_pass in _WEIGHTS:
-            # What a search row is worth, times the rows of its cell.
-            fail_value = -np.ones(bad.size) if w_fail is None else 1.0 + w_fail * (b - ~bad)
-            values = (
-                (1.0 + w_pass * (alpha - bad)).astype(np.float32) * count,
-                fail_value.astype(np.float32) * count,
-            )
-            choice = _ascend(cells.blocks, values, forced, choice)
-            found.setdefault(tuple(choice), None)
-    # Around each solution, every one-question deviation is a candidate too: the Lagrangian only
-    # reaches the convex hull of what is achievable, the deviations fill in between.
-    keys, stats_ = _neighbourhood(cells.blocks, list(found), bad, forced, count)
-    n_p, e_p, n_f, e_f = stats_
-    with np.errstate(invalid="ignore", divide="ignore"):
-        risk = np.nan_to_num(e_p / n_p) / alpha
-        if beta < 1.0:
-            risk = np.maximum(risk, np.nan_to_num(e_f / n_f) / beta)
-    coverage = n_p + n_f
-    # Keep only candidates the certification part could test: as many passes, and fails unless
-    # the candidate never fails, as an exact test needs, at the counts the search part predicts.
-    # A path of untestable candidates certifies nothing, whatever their observed risk.
-    scale = cert.size / max(search.size, 1)
-    testable = n_p * scale >= certify.min_count(alpha, delta)
-    if beta < 1.0:
-        can = n_f * scale >= certify.min_count(b, delta)
-        testable &= can | _never_fail(data, layout, keys)
-    if not testable.any():
-        testable[:] = True  # nothing testable: keep the full front (status says why)
-    # Ordered by risk; a candidate stays if it decides more than every less risky one, or, within
-    # the limits on the search part, as many and passes more (more of it without rework).
-    order = np.lexsort((-n_p, -coverage, risk))
-    front, best_cov, best_pass = [], -1.0, -1.0
-    for k in order:
-        more = coverage[k] > best_cov
-        if testable[k] and (
-            more or (coverage[k] == best_cov and n_p[k] > best_pass and risk[k] <= 1)
-        ):
-            front.append(k)
-            best_cov, best_pass = coverage[k], n_p[k]
-    configs = [_config(data, layout, keys[k]) for k in front]
     cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
-    counts = np.array(
-        [
-            (r.n_pass, r.false_pass, r.n_fail, r.false_fail)
-            for r in (replay_cached(cfg, cert_data) for cfg in configs)
-        ],
-        dtype=int,
-    ).reshape(-1, 4)
-    path = Path(
-        side="joint",
-        tests=("pass", "fail"),
-        n_pass=counts[:, 0],
-        false_pass=counts[:, 1],
-        n_fail=counts[:, 2],
-        false_fail=counts[:, 3],
-        never_fails=np.array([not can_fail(c) for c in configs], bool),
-        describe=[describe_config(c) for c in configs],
-        delta=delta,
-        configs=configs,
-        n_total=cert.size,
-        power_share=certify.PASS_POWER_SHARE,
-        spread=certify.LEARNED_SPREAD if data.n >= certify.LEARNED_SPREAD_FROM else 0,
-    )
+    path = _front_path(
+        data, layout, cells, cert_data, alpha=alpha, delta=delta, beta=beta,
+        scale=cert.size / max(search.size, 1),
+    )  # fmt: skip
     return path, search, cert
+
+
+# ----- the answers path: the same search on every labeled row, its labels predicted by the answers
+
+
+def _stated_pass(data: StepData, i: int) -> np.ndarray:
+    """Per row, the probability the evaluator states that question ``i`` is in its pass state.
+
+    A yes/no question: the yes-probability. A rubric question: its
+    confidence when the level is at least today's pass level, else one
+    minus it; a choice question the same with today's pass names. A missing
+    answer or confidence: 0.5. Answers and today's thresholds only.
+    """
+    q, ans = data.questions[i], data.answer[i]
+    conf = data.confidence[i].astype(float)
+    if q.kind is Kind.YES_NO:
+        stated = ans.astype(float)
+    elif q.kind is Kind.RUBRIC:
+        stated = np.where(ans.astype(float) >= q.pass_level, conf, 1.0 - conf)
+    else:
+        stated = np.where(np.isin(ans, list(q.pass_names)), conf, 1.0 - conf)
+    return np.clip(np.nan_to_num(np.asarray(stated, float), nan=0.5), 0.0, 1.0)
+
+
+def _geometric_mean(parts: list[np.ndarray]) -> np.ndarray:
+    return np.exp(np.log(np.maximum(np.vstack(parts), 1e-12)).mean(axis=0))
+
+
+def predicted_acceptable(data: StepData) -> np.ndarray:
+    """Per labeled row, how acceptable the evaluator's own answers say it is (no label read).
+
+    The geometric mean over the questions of the stated probability that
+    each is in its pass state under today's thresholds (:func:`_stated_pass`):
+    between the product (the questions independent) and the least of them,
+    it neither drowns three questions' doubts in one another nor reads only
+    the worst.
+
+    Parameters
+    ----------
+    data : StepData
+        A step whose questions' thresholds are known (:func:`answers_path_applies`).
+
+    Returns
+    -------
+    numpy.ndarray
+        One number in [0, 1] per labeled row.
+    """
+    return _geometric_mean([_stated_pass(data, i) for i in range(len(data.questions))])
+
+
+def _name_order(data: StepData) -> np.ndarray | None:
+    """Per row, what orders a relearned choice list without labels: the other questions' verdict.
+
+    The geometric mean of the yes/no and rubric questions' stated pass
+    probabilities, so a name given where the rest looks bad ranks low; ``None``
+    when every question is a choice.
+    """
+    parts = [
+        _stated_pass(data, i)
+        for i, q in enumerate(data.questions)
+        if q.kind in (Kind.YES_NO, Kind.RUBRIC)
+    ]
+    return _geometric_mean(parts) if parts else None
+
+
+def answers_path_applies(data: StepData) -> bool:
+    """Whether :func:`answers_path` can run: several questions, every one's thresholds known.
+
+    Today's thresholds say which state of each question passes, so the
+    stated probabilities predict a verdict (:func:`predicted_acceptable`).
+
+    Parameters
+    ----------
+    data : StepData
+
+    Returns
+    -------
+    bool
+    """
+    return len(data.questions) > 1 and all(data.known)
+
+
+def answers_path(
+    data: StepData, *, alpha: float, delta: float, beta: float, relearn_lists: bool
+) -> Path:
+    """A path ordered by the answers alone, counted on every labeled row.
+
+    The search of :func:`joint_path` (the Lagrangian's candidates, their
+    one-question deviations, the front by risk) run on every labeled row
+    with each row's label replaced by its predicted badness, one minus
+    :func:`predicted_acceptable`; a relearned choice list is ordered by the
+    other questions' stated probabilities instead of the labels. So the path
+    and its order read answers and counts only, never a label, and every
+    label can test it: the fixed-sequence walk on it holds at ``delta`` as a
+    path fixed before the labels does. Where the evaluator's probabilities
+    mean what they say, the path is ordered as well as a learned one and
+    tested on twice the labels; where they do not, it orders badly and
+    certifies little, and the learned path beside it
+    (:func:`calibrate.analysis.thresholds.find_thresholds`) still runs.
+
+    Parameters
+    ----------
+    data : StepData
+        Every labeled row; :func:`answers_path_applies` must hold.
+    alpha, delta, beta : float
+        The limits, and this path's share of the level.
+    relearn_lists : bool
+        Choice lists searched too (their names ordered as above).
+
+    Returns
+    -------
+    Path
+        A joint path with its configurations, its counts on every labeled row.
+    """
+    key = ("answers", relearn_lists)
+    if key not in data.cache:
+        every = np.arange(data.n)
+        order_by = _name_order(data) if relearn_lists else None
+        layout = _layout(data, every, relearn_lists=relearn_lists and order_by is not None,
+                         order_by=order_by)  # fmt: skip
+        bad = 1.0 - predicted_acceptable(data)
+        data.cache[key] = (layout, _Cells.predicted(layout, bad, data.forced_unsure))
+    layout, cells = data.cache[key]
+    return _front_path(data, layout, cells, data, alpha=alpha, delta=delta, beta=beta, scale=1.0)

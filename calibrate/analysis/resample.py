@@ -53,7 +53,9 @@ def learns_alone(data: StepData, m: int, *, relearn_lists: bool = False) -> bool
     """Whether the search on ``m`` labels of this step learns a path and runs no fixed path.
 
     As :func:`calibrate.analysis.thresholds.find_thresholds` decides it (its
-    method ``learned_path``): several questions; one choice question without
+    method ``learned_path``, or ``answers_and_learned_paths``: the answers
+    path beside the learned one reads no label, so a new label serves it as
+    well as today's): several questions; one choice question without
     known lists; one choice question whose lists are relearned, from
     ``LEARNED_ONLY_FROM`` labels. Not one yes/no question, nor one rubric or
     choice question whose fixed paths read every label (alone, or with a

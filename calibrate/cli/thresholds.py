@@ -353,6 +353,11 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
             if s.n_search == 0
             else f"path learned on {s.n_search} labels, certified on {s.n_certify}"
         ),
+        "answers_and_learned_paths": (
+            "path ordered by the answers alone, tested on all labels, and a path learned on a split"
+            if s.n_search == 0
+            else f"path learned on {s.n_search} labels, certified on {s.n_certify}"
+        ),
     }.get(s.method, f"path learned on {s.n_search} labels, certified on {s.n_certify}")
     out += _wrap(f"{_status_sentence(s)} [{method}]")
     if s.status == "ok":
