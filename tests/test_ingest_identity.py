@@ -82,6 +82,21 @@ def test_a_record_naming_another_process_for_a_stored_run_is_quarantined(
     assert con.execute("SELECT decision FROM labeled").fetchall() == [("approved",)]
 
 
+def test_a_mistyped_decision_table_ingested_first_quarantines_no_run(tmp_path, examples_dir, lane):
+    """Outside review: a decision table ingested before the runs (a folder reads decisions.csv
+    first) quarantined the server's run for good; the run loads and the decision labels nothing."""
+    a = _verdict_line(examples_dir)
+    run_id, step = a["run"], a["step"]
+    con = connect(":memory:")
+    row = [run_id, "other-process", step, "1", "rejected", "bob", "2026-10-20T11:00:00Z", ""]
+    first = ing.ingest(con, [_write_csv(tmp_path / "dec.csv", [row])]).files[0]
+    assert (first.read, first.loaded, first.quarantined) == (1, 1, 0)
+    then = ing.ingest(con, [_write_lines(tmp_path / "a.jsonl", [a])]).files[0]
+    assert (then.read, then.loaded, then.quarantined) == (1, 1, 0)
+    assert con.execute("SELECT DISTINCT process FROM checks").fetchall() == [("vendor-onboarding",)]
+    assert con.execute("SELECT count(*) FROM labeled WHERE decision IS NOT NULL").fetchone() == (0,)
+
+
 def test_a_run_named_with_two_processes_in_one_file_is_quarantined_whole(
     tmp_path, examples_dir, lane
 ):

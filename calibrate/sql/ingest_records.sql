@@ -521,12 +521,12 @@ CREATE OR REPLACE TEMP TABLE s_clash AS
 WITH in_file AS (
     SELECT run_id, min(process_name) AS lo, max(process_name) AS hi FROM s_named GROUP BY run_id
 ), stored AS (  -- what other files hold (this file's older versions are replaced, not compared)
+    -- The server's records only (run documents, verdict lines): a hand-written decision stored
+    -- first must not quarantine the run it mistyped (outside review: the run stayed quarantined
+    -- after the table was corrected); such a decision labels nothing (decision_checks).
     SELECT run_id, min(process) AS process, arg_min(path, process) AS path FROM (
         SELECT r.run_id, r.process, r.file_id FROM runs r SEMI JOIN in_file USING (run_id)
         WHERE r.process IS NOT NULL
-        UNION ALL
-        SELECT d.run_id, d.process, d.file_id FROM decisions d SEMI JOIN in_file USING (run_id)
-        WHERE d.process IS NOT NULL
     ) JOIN files f USING (file_id)
     WHERE f.path <> (SELECT path FROM s_ctx)
     GROUP BY run_id

@@ -30,10 +30,12 @@ SELECT * FROM with_server_defaults('question_versions');
 -- recorded at or before the decision. A returned escalation and the approval of the same attempt's
 -- next check then label two checks, not one submission twice. A decision without a time, or earlier
 -- than every timed check, is on the submission's latest check. Decisions on a submission with no
--- recorded check have none (calibrate status counts them).
+-- recorded check have none (calibrate status counts them). A decision that names a process is on
+-- that process's checks only: one that names another process for the run labels nothing, in
+-- whatever order the files came (the server's records say which process a run is of).
 CREATE OR REPLACE VIEW decision_checks AS
 WITH spans AS (  -- each check's span: from its time to the next later check's (ties: check_id)
-    SELECT check_id, run_id, step, attempt, checked_at,
+    SELECT check_id, run_id, process, step, attempt, checked_at,
            row_number() OVER newest = 1 AS is_latest,
            lag(checked_at) OVER newest AS later_at,
            min(checked_at) OVER (PARTITION BY run_id, step, attempt) AS earliest_at
@@ -43,6 +45,7 @@ WITH spans AS (  -- each check's span: from its time to the next later check's (
 SELECT d.*, s.check_id
 FROM decisions d
 JOIN spans s ON d.run_id = s.run_id AND d.step = s.step AND d.attempt = s.attempt
+    AND (d.process IS NULL OR s.process IS NULL OR d.process = s.process)
 WHERE (s.checked_at <= d.decided_at AND (s.later_at IS NULL OR d.decided_at < s.later_at))
    OR (s.is_latest AND (d.decided_at IS NULL OR s.earliest_at IS NULL OR d.decided_at < s.earliest_at));
 
