@@ -217,3 +217,24 @@ def test_keep_enforced_is_judged_on_the_check_in_force(stable, tmp_path):
     summary = runner.invoke(app, ["report", "--db", stable, "--process", STEP[0], "--out",
                                   str(tmp_path / "again")])  # fmt: skip
     assert "KEEP ENFORCED" in summary.stdout and "evidence: READY" in summary.stdout
+
+
+def test_thresholds_in_force_above_the_limits_return_the_step_to_advisory(tmp_path):
+    """Outside review: an enforced check whose thresholds in force showed 7.0% false passes
+    (57 of 816, 95% CI 5.4-8.9%) against alpha 5% read KEEP ENFORCED, decision READY, because
+    a certified *suggestion* qualified the step; the check in force is now judged on its own."""
+    out, db = tmp_path / "exp", str(tmp_path / "s.duckdb")
+    sim = ["simulate", "--runs", "3000", "--seed", "1", "--enforce-weeks", "12", "--out", str(out)]
+    assert runner.invoke(app, sim).exit_code == 0
+    (process_file,) = out.glob("process-invoice-matching-v2.yaml")
+    text = process_file.read_text(encoding="utf-8")
+    process_file.write_text(
+        text.replace("pass: 0.9", "pass: 0.001").replace("fail: 0.5", "fail: 0.0001"),
+        encoding="utf-8",
+    )
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
+    md, doc = _report(db, tmp_path / "rep")
+    step = _step(doc)
+    assert step["decision"] != "READY"
+    assert step["pattern"]["recommended"] == "return to advisory"
+    assert "the thresholds in force show false passes" in step["reasons"][0]

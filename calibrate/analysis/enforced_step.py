@@ -19,7 +19,8 @@ from typing import Any
 from calibrate.analysis.monitor import StepMonitor
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.readiness_decision import share_text
-from calibrate.defaults import RECERTIFY_MIN_LABELS
+from calibrate.analysis.stats import clopper_pearson_interval
+from calibrate.defaults import MIN_N, RECERTIFY_MIN_LABELS
 
 
 @dataclass(frozen=True)
@@ -198,9 +199,35 @@ class EnforcedVerdict:
         return {"kind": self.suggestion, "note": self.suggestion_note}
 
 
+def breaks_limits(
+    in_force: dict[str, Any] | None, *, alpha: float, beta: float, delta: float
+) -> list[str]:
+    """The rates of the thresholds in force measurably above their limits, in words.
+
+    Measurably: on at least :data:`calibrate.defaults.MIN_N` decisions, the
+    one-sided exact (Clopper-Pearson) lower bound at ``1 - delta`` is above the
+    limit, as :func:`calibrate.analysis.thresholds.find_thresholds` judges a
+    candidate ``unattainable``.
+    """
+    out: list[str] = []
+    for name, limit, words in (("false_pass", alpha, "false passes"),
+                               ("false_fail", beta, "false fails")):  # fmt: skip
+        r = (in_force or {}).get(name) or {}
+        k, n = int(r.get("k") or 0), int(r.get("n") or 0)
+        if n < MIN_N or limit >= 1:
+            continue
+        low = float(clopper_pearson_interval(k, n, confidence=1 - 2 * delta)[0])
+        if low > limit:
+            out.append(
+                f"{words} {Rate(k, n).text()}, above {limit:.0%} at {1 - delta:.0%} confidence"
+            )
+    return out
+
+
 def judge_enforced(
     evidence: str, reasons: Sequence[str], enforcement: Enforcement, *, n_labeled: int,
-    in_force: dict[str, Any] | None, certified: bool, delta: float,
+    in_force: dict[str, Any] | None, certified: bool, delta: float, alpha: float = 1.0,
+    beta: float = 1.0,
 ) -> EnforcedVerdict:  # fmt: skip
     """Whether the check in force stays enforced, with the reasons in words.
 
@@ -221,12 +248,34 @@ def judge_enforced(
         Whether the search certified a suggestion on those labels.
     delta : float
         The monitor's level.
+    alpha, beta : float, default=1.0
+        The limits: thresholds in force whose replayed rates are measurably above
+        them (:func:`breaks_limits`) are returned to advisory, whatever the monitor
+        says (an outside review found such a check kept enforced on the strength
+        of a certified *suggestion*).
 
     Returns
     -------
     EnforcedVerdict
     """
     lead, pattern = enforced_pattern(evidence, enforcement, delta=delta)
+    broken = [] if enforcement.alarm else breaks_limits(in_force, alpha=alpha, beta=beta,
+                                                        delta=delta)  # fmt: skip
+    if broken:
+        since = f"Enforced since {enforcement.since} (advisory: false)"
+        lead = (
+            f"{since}, but on the labels reviewed before the switch the thresholds in force show "
+            f"{'; '.join(broken)}: return it to advisory."
+        )
+        pattern = {
+            "recommended": RETURN_TO_ADVISORY,
+            "why": (
+                "The check in force breaks the limits on the labels: put advisory: true back on "
+                "this step, so that a person decides every submission again, and drop it again "
+                "once thresholds that meet the limits are pasted and the step is READY."
+            ),
+            "enforced": True,
+        }
     keep = pattern["recommended"] == KEEP_ENFORCED
     rest = list(reasons)
     note = ""

@@ -477,7 +477,7 @@ def assess_step(
         # The verdict is on the check in force; the evidence's decision stays beside it.
         verdict = judge_enforced(
             decision, reasons, enforcement, n_labeled=cov_n, in_force=observed["current"],
-            certified=certified, delta=opts.delta,
+            certified=certified, delta=opts.delta, alpha=opts.alpha, beta=opts.beta,
         )  # fmt: skip
         decision, reasons = verdict.decision, verdict.reasons
         if enforcement.alarm and evidence_decision == "READY":
