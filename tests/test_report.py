@@ -326,3 +326,23 @@ def test_no_pointer_to_a_section_the_report_lacks(sample_store, tmp_path):
         text = (tmp_path / name).read_text(encoding="utf-8")
         assert "see Since the switch" not in text, name
         assert "add up to the checks of the agreement table above" in text, name
+
+
+def test_a_ready_step_that_keeps_advisory_pastes_advisory_true(sample_store, tmp_path):
+    """Outside review: a READY step whose pattern is "keep advisory" (its audit does not pay and
+    its fails save nothing) got a paste block without `advisory`, i.e. dropping it."""
+    from typer.testing import CliRunner
+
+    from calibrate.cli import app
+
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(app, ["report", "--db", str(sample_store), "--process",
+                                   "invoice-matching", "--audit-weeks", "1", "--beta", "1",
+                                   "--out", str(out), "--format", "md,json"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (step,) = doc["steps"]
+    assert step["decision"] == "READY" and step["pattern"]["recommended"] == "keep advisory"
+    md = (out / "report.md").read_text(encoding="utf-8")
+    paste = md.split("replacing its `advisory` and `check:` keys:", 1)[1].split("```", 2)[1]
+    assert "advisory: true" in paste

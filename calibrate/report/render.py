@@ -245,8 +245,11 @@ def _step_view(
     offered = step.thresholds.status == "ok" and (
         not enforced or bool(verdict and verdict.suggestion)
     )
+    # A READY step drops advisory unless its pattern keeps it (an audit that does not pay and
+    # fails that save nothing: the paste block dropped advisory beside "keep advisory").
+    drops = step.decision == "READY" and step.pattern.get("recommended") != "keep advisory"
     suggested_yaml = (
-        check_yaml(step.suggested_check, advisory=step.decision != "READY", say_false=keep)
+        check_yaml(step.suggested_check, advisory=not drops, say_false=keep)
         if step.suggested_check and offered
         else ""
     )
