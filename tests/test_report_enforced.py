@@ -191,6 +191,12 @@ def test_an_alarm_pastes_advisory_back_and_certifies_nothing_against_it(shifted,
     assert f"pass: {current['pass']}" in block and f"fail: {current['fail']}" in block
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     assert "With the suggested thresholds" not in html
+    # Nor further down (outside review): no "Certified: with the suggested thresholds", no
+    # suggested row, and report.json's certified null.
+    assert step["certified"] is None
+    for text in (md, html):
+        assert "with the suggested thresholds the false-pass rate is at most" not in text
+        assert "no thresholds are suggested or certified from them" in text
 
 
 def test_keep_enforced_is_judged_on_the_check_in_force(stable, tmp_path):

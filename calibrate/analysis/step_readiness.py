@@ -220,8 +220,12 @@ class StepReadiness:
             "needed_days": _plain(self.needed_days),
             "suggested_check": self.suggested_check,
             "current_check": self.current_check,
+            # While the monitor alarms, what the old labels certify is withheld: no certificate.
             "certified": (
-                {k: _plain(v) for k, v in t.certified.items()} if t.certified is not None else None
+                {k: _plain(v) for k, v in t.certified.items()}
+                if t.certified is not None
+                and not (self.enforcement is not None and self.enforcement.alarm)
+                else None
             ),
             "best_bounds": {k: _plain(v) for k, v in t.best_bounds.items()},
             "expected": {k: _plain(v) for k, v in t.expected.items()},

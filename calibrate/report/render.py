@@ -348,6 +348,8 @@ def _step_view(
             else "no dated checks"
         ),
         "status": t.status,
+        # Certified on labels before a rise the audits show: withheld (no certificate shown).
+        "withheld": bool(enforced and step.enforcement.alarm and t.status == "ok"),
         "status_words": Md(str(t.status).replace("_", " ")),
         # The certificate when there is one, else the best single-candidate bounds (the
         # templates say which): never one taken for the other.
