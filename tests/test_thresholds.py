@@ -763,6 +763,37 @@ def test_bucketed_gains_equal_dense_sums(seed):
         assert len(rows) == len(block.options)
 
 
+def test_neighbourhood_counts_every_deviation_once_as_a_replay_does():
+    """Each one-question deviation of each solution once, in the order first met, with its counts
+    (passes, bad passes, fails, good fails) equal to a dense count of the verdicts row by row."""
+    rng = np.random.default_rng(3)
+    data = three_questions(300, rng)
+    search = np.arange(data.n)
+    layout = lp._layout(data, search, relearn_lists=False)
+    cells = lp._Cells.of(layout, ~data.acceptable, data.forced_unsure)
+    sizes = [len(b.options) for b in layout.blocks]
+    solutions = [tuple(int(rng.integers(m)) for m in sizes) for _ in range(3)]
+    keys, (n_p, e_p, n_f, e_f) = lp._neighbourhood(
+        cells.blocks, solutions, cells.bad, cells.forced, cells.count
+    )
+    want = list(dict.fromkeys(
+        sol[:j] + (k,) + sol[j + 1 :] for sol in solutions for j in range(len(sizes))
+        for k in range(sizes[j])
+    ))  # fmt: skip
+    assert [tuple(k) for k in keys.tolist()] == want
+    bad = ~data.acceptable
+    for i in rng.choice(len(want), 40, replace=False):
+        codes = np.max([b.row_codes(k) for b, k in zip(layout.blocks, want[i])], axis=0)
+        verdict = np.where(data.forced_unsure, UNSURE, codes)
+        passed, failed = verdict == PASS, verdict == FAIL
+        assert (n_p[i], e_p[i], n_f[i], e_f[i]) == (
+            passed.sum(),
+            (passed & bad).sum(),
+            failed.sum(),
+            (failed & ~bad).sum(),
+        )
+
+
 # --------------------------------------------------------------------------- reading and matching by codes
 
 

@@ -54,11 +54,14 @@ class _Options:
     is_pass: np.ndarray = field(init=False)  # float64 indicators per bucket
     is_fail: np.ndarray = field(init=False)
     decided: np.ndarray = field(init=False)
+    stacked: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         self.is_pass = (self.codes == PASS).astype(float)
         self.is_fail = (self.codes == FAIL).astype(float)
         self.decided = self.is_pass + self.is_fail
+        # [passes | fails | decided] side by side: a gain is one product with three sums stacked.
+        self.stacked = np.hstack([self.is_pass, self.is_fail, self.decided])
 
     @classmethod
     def of(cls, q: int, options: list[dict[str, float]], codes: np.ndarray) -> _Options:
@@ -79,13 +82,24 @@ class _Options:
         The verdict is the worst result: where the rest passes, this question decides; where the
         rest fails, the verdict fails unless this question is unsure; where it is unsure, nothing.
         """
-        rest_pass, rest_fail = rest == PASS, rest == FAIL
+        return self.gains_many(rest, value_pass[:, None], value_fail[:, None])[:, 0]
+
+    def gains_many(self, rest: np.ndarray, values_pass: np.ndarray, values_fail: np.ndarray
+                   ) -> np.ndarray:  # fmt: skip
+        """:meth:`gains` for several pairs of values at once: columns of ``(n, k)`` arrays."""
         m = self.codes.shape[1]
-        sums = [
-            np.bincount(self.bucket, weights=np.where(on, v, 0.0), minlength=m)
-            for on, v in ((rest_pass, value_pass), (rest_pass, value_fail), (rest_fail, value_fail))
-        ]
-        return self.is_pass @ sums[0] + self.is_fail @ sums[1] + self.decided @ sums[2]
+        # Each row's bucket, offset by what the rest does there (pass 0, fail 1, unsure 2).
+        where = self.bucket + m * np.where(rest == PASS, 0, np.where(rest == FAIL, 1, 2))
+        k = values_pass.shape[1]
+        sums = np.empty((3 * m, k))
+        zero = np.zeros(3 * m)
+        for c in range(k):
+            vp, vf = values_pass[:, c], values_fail[:, c]
+            by_pass = np.bincount(where, weights=vp, minlength=3 * m) if vp.any() else zero
+            by_fail = np.bincount(where, weights=vf, minlength=3 * m) if vf.any() else zero
+            # passed where the rest passes; failed where the rest passes; decided where it fails
+            sums[:, c] = np.concatenate([by_pass[:m], by_fail[:m], by_fail[m : 2 * m]])
+        return self.stacked @ sums
 
 
 def _buckets(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -327,36 +341,42 @@ def _config(data: StepData, layout: _Layout, choice: Sequence[int]) -> list[Ques
 def _neighbourhood(
     blocks: Sequence[_Options], solutions: list[tuple[int, ...]], bad: np.ndarray,
     forced: np.ndarray, count: np.ndarray,
-) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:  # fmt: skip
     """The solutions and all their one-question deviations, with counts on the search part.
 
     ``bad``, ``forced`` and ``count`` describe the cells of search rows (see
     :class:`_Cells`; ``bad`` is a label, or the share of a cell's rows
-    predicted bad). Returns the distinct option tuples and ``(n_pass,
-    false_pass, n_fail, false_fail)``.
+    predicted bad). Returns the distinct option tuples (one row each, an
+    option index per question) and ``(n_pass, false_pass, n_fail, false_fail)``.
     """
     ones = count.astype(float)
-    badf = ones * bad
-    goodf = ones * (1.0 - bad)
     zero = np.zeros_like(ones)
-    seen: dict[tuple[int, ...], tuple[float, float, float, float]] = {}
+    values_pass = np.column_stack([ones, ones * bad, zero, zero])
+    values_fail = np.column_stack([zero, zero, ones, ones * (1.0 - bad)])
+    all_keys: list[np.ndarray] = []
+    all_counts: list[np.ndarray] = []
     for sol in solutions:
         current = [bl.row_codes(k) for bl, k in zip(blocks, sol, strict=True)]
         for j, block in enumerate(blocks):
             others = current[:j] + current[j + 1 :]
             rest = np.max(np.vstack(others), axis=0) if others else np.zeros(bad.size, np.int8)
             rest = np.where(forced, UNSURE, rest)
-            counts = np.column_stack(
-                [block.gains(rest, ones, zero), block.gains(rest, badf, zero),
-                 block.gains(rest, zero, ones), block.gains(rest, zero, goodf)]
-            )  # fmt: skip
-            for k in range(len(block.options)):
-                key = sol[:j] + (k,) + sol[j + 1 :]
-                if key not in seen:
-                    seen[key] = tuple(counts[k])
-    keys = list(seen)
-    arr = np.array([seen[k] for k in keys], dtype=float).reshape(-1, 4)
-    return keys, (arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
+            m = len(block.options)
+            keys = np.tile(np.asarray(sol, np.intp), (m, 1))
+            keys[:, j] = np.arange(m)
+            all_keys.append(keys)
+            all_counts.append(block.gains_many(rest, values_pass, values_fail))
+    keys = np.concatenate(all_keys) if all_keys else np.zeros((0, len(blocks)), np.intp)
+    arr = np.concatenate(all_counts) if all_counts else np.zeros((0, 4))
+    # Distinct option tuples in the order first met (a tie in the front's sort keeps that order),
+    # each tuple read as one number in mixed radix (the options per question).
+    radix = np.cumprod([1] + [len(b.options) for b in blocks[:-1]], dtype=np.int64)
+    _, first = np.unique(keys @ radix, return_index=True)
+    first = np.sort(first)
+    # Sums of predicted shares differ in the last bits with the summation order (BLAS, machine):
+    # rounded, candidates equal in exact arithmetic tie the same way everywhere.
+    arr = np.round(arr[first], 9)
+    return keys[first], (arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
 
 
 @dataclass
@@ -395,10 +415,10 @@ class _Cells:
         return cls(blocks, share, forced[first], count)
 
 
-def _never_fail(data: StepData, layout: _Layout, keys: Sequence[tuple[int, ...]]) -> np.ndarray:
+def _never_fail(data: StepData, layout: _Layout, keys: np.ndarray) -> np.ndarray:
     """Per candidate: whether no submission could get ``fail`` (as :func:`can_fail`, by option)."""
     out = np.ones(len(keys), bool)
-    if not keys:
+    if not len(keys):
         return out
     idx = np.asarray(keys, dtype=np.intp).reshape(len(keys), -1)
     for j, block in enumerate(layout.blocks):
