@@ -82,24 +82,31 @@ class _Options:
         The verdict is the worst result: where the rest passes, this question decides; where the
         rest fails, the verdict fails unless this question is unsure; where it is unsure, nothing.
         """
-        return self.gains_many(rest, value_pass[:, None], value_fail[:, None])[:, 0]
+        m = self.codes.shape[1]
+        where = self._where(rest)
+        by_pass = np.bincount(where, weights=value_pass, minlength=3 * m)
+        by_fail = np.bincount(where, weights=value_fail, minlength=3 * m)
+        return self.stacked @ np.concatenate([by_pass[:m], by_fail[: 2 * m]])
 
     def gains_many(self, rest: np.ndarray, values_pass: np.ndarray, values_fail: np.ndarray
                    ) -> np.ndarray:  # fmt: skip
         """:meth:`gains` for several pairs of values at once: columns of ``(n, k)`` arrays."""
         m = self.codes.shape[1]
-        # Each row's bucket, offset by what the rest does there (pass 0, fail 1, unsure 2).
-        where = self.bucket + m * np.where(rest == PASS, 0, np.where(rest == FAIL, 1, 2))
+        where = self._where(rest)
         k = values_pass.shape[1]
-        sums = np.empty((3 * m, k))
-        zero = np.zeros(3 * m)
+        sums = np.zeros((3 * m, k))
         for c in range(k):
             vp, vf = values_pass[:, c], values_fail[:, c]
-            by_pass = np.bincount(where, weights=vp, minlength=3 * m) if vp.any() else zero
-            by_fail = np.bincount(where, weights=vf, minlength=3 * m) if vf.any() else zero
-            # passed where the rest passes; failed where the rest passes; decided where it fails
-            sums[:, c] = np.concatenate([by_pass[:m], by_fail[:m], by_fail[m : 2 * m]])
+            if vp.any():
+                sums[:m, c] = np.bincount(where, weights=vp, minlength=3 * m)[:m]
+            if vf.any():
+                sums[m:, c] = np.bincount(where, weights=vf, minlength=3 * m)[: 2 * m]
         return self.stacked @ sums
+
+    def _where(self, rest: np.ndarray) -> np.ndarray:
+        # Each row's bucket, offset by what the rest does there: the stacked sums are passed where
+        # the rest passes (PASS = 0), failed where it passes, decided where it fails (FAIL = 1).
+        return self.bucket + self.codes.shape[1] * rest.astype(np.intp)
 
 
 def _buckets(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,6 +258,15 @@ def _layout(
     return layout
 
 
+def _worst(codes: list[np.ndarray], forced: np.ndarray) -> np.ndarray:
+    """The worst result of the other questions per row (unsure where an answer is forced)."""
+    rest = np.zeros(forced.size, np.int8)
+    for c in codes:
+        np.maximum(rest, c, out=rest)
+    rest[forced] = UNSURE
+    return rest
+
+
 def _ascend(
     blocks: Sequence[_Options], values: tuple[np.ndarray, np.ndarray], forced: np.ndarray,
     choice: list[int], *, rounds: int = 4,
@@ -264,18 +280,15 @@ def _ascend(
     """
     value_pass, value_fail = values
     current = [b.row_codes(k) for b, k in zip(blocks, choice, strict=True)]
-    n = forced.size
     for _ in range(rounds):
         changed = False
         for j, block in enumerate(blocks):
-            others = current[:j] + current[j + 1 :]
-            rest = np.max(np.vstack(others), axis=0) if others else np.zeros(n, np.int8)
-            rest = np.where(forced, UNSURE, rest)
+            rest = _worst(current[:j] + current[j + 1 :], forced)
             gain = block.gains(rest, value_pass, value_fail)
-            best = np.flatnonzero(gain >= gain.max() - 1e-4)
-            if choice[j] in best:
+            near_best = gain >= gain.max() - 1e-4
+            if near_best[choice[j]]:
                 continue  # a tie keeps the current option: moves must pay on the search part
-            choice[j] = int(best[0])
+            choice[j] = int(np.argmax(near_best))
             current[j] = block.row_codes(choice[j])
             changed = True
         if not changed:
@@ -358,9 +371,7 @@ def _neighbourhood(
     for sol in solutions:
         current = [bl.row_codes(k) for bl, k in zip(blocks, sol, strict=True)]
         for j, block in enumerate(blocks):
-            others = current[:j] + current[j + 1 :]
-            rest = np.max(np.vstack(others), axis=0) if others else np.zeros(bad.size, np.int8)
-            rest = np.where(forced, UNSURE, rest)
+            rest = _worst(current[:j] + current[j + 1 :], forced)
             m = len(block.options)
             keys = np.tile(np.asarray(sol, np.intp), (m, 1))
             keys[:, j] = np.arange(m)
