@@ -18,7 +18,7 @@ from sklearn.metrics import log_loss as sk_log_loss
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from calibrate.analysis import calibration, calibration_scores
+from calibrate.analysis import calibration, calibration_scores, recalibration
 from calibrate.analysis.calibration import (
     bin_edges,
     bootstrap_ece_interval,
@@ -231,6 +231,29 @@ def test_recalibration_maps_are_monotone(method):
     assert out.min() >= 0 and out.max() <= 1
     assert recal.predict(np.array([[0.2, 0.9]])).shape == (1, 2)
     assert np.isnan(recal.predict([np.nan, 0.5])[0])
+
+
+@pytest.mark.parametrize("n", [12, 600])
+def test_the_sigmoid_map_is_scikit_learns_platt_fit(n):
+    """Platt scaling solved by Newton steps lands on scikit-learn's LogisticRegression optimum
+    (default C = 1, run to a tight tolerance), weighted and separable cases included."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(n)
+    p, y = overconfident(n, rng)
+    recal = fit_recalibrator(p, y, method="sigmoid")
+    x = recalibration._logit(p)[:, None]
+    ref = LogisticRegression(tol=1e-12, max_iter=10_000).fit(x, y.astype(int))
+    grid = np.linspace(0.01, 0.99, 25)
+    want = ref.predict_proba(recalibration._logit(grid)[:, None])[:, 1]
+    np.testing.assert_allclose(recal.predict(grid), want, atol=1e-6)
+    w = rng.integers(1, 5, n).astype(float)
+    slope, intercept = recalibration._fit("sigmoid", p, y, w)
+    ref = LogisticRegression(tol=1e-12, max_iter=10_000).fit(x, y.astype(int), sample_weight=w)
+    assert (slope, intercept) == pytest.approx((ref.coef_[0, 0], ref.intercept_[0]), abs=1e-5)
+    separable = np.r_[np.zeros(n // 2), np.ones(n - n // 2)]
+    slope, intercept = recalibration._fit("sigmoid", np.sort(p), separable)
+    assert np.isfinite([slope, intercept]).all() and slope > 0
 
 
 def test_anti_informative_numbers_give_a_flat_sigmoid_map():

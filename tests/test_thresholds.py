@@ -783,7 +783,9 @@ def test_neighbourhood_counts_every_deviation_once_as_a_replay_does():
     assert [tuple(k) for k in keys.tolist()] == want
     bad = ~data.acceptable
     for i in rng.choice(len(want), 40, replace=False):
-        codes = np.max([b.row_codes(k) for b, k in zip(layout.blocks, want[i])], axis=0)
+        codes = np.max(
+            [b.row_codes(k) for b, k in zip(layout.blocks, want[i], strict=True)], axis=0
+        )
         verdict = np.where(data.forced_unsure, UNSURE, codes)
         passed, failed = verdict == PASS, verdict == FAIL
         assert (n_p[i], e_p[i], n_f[i], e_f[i]) == (
