@@ -796,6 +796,26 @@ def test_neighbourhood_counts_every_deviation_once_as_a_replay_does():
         )
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_pareto_front_is_the_walk_it_replaces(seed):
+    """The vectorised front keeps exactly what the plain walk over the candidates keeps (many
+    ties in coverage and passes, some candidates outside the limits)."""
+    rng = np.random.default_rng(seed)
+    k = 400
+    coverage = rng.integers(0, 30, k).astype(float)
+    n_pass = np.minimum(coverage, rng.integers(0, 30, k)).astype(float)
+    risk = rng.choice([0.2, 0.9, 1.0, 1.3], k)
+    order = np.lexsort((-n_pass, -coverage, risk))[rng.random(k) < 0.8]
+    want, best_cov, best_pass = [], -1.0, -1.0
+    for j in order:
+        if coverage[j] > best_cov or (
+            coverage[j] == best_cov and n_pass[j] > best_pass and risk[j] <= 1
+        ):
+            want.append(j)
+            best_cov, best_pass = coverage[j], n_pass[j]
+    assert lp._pareto_front(order, coverage, n_pass, risk).tolist() == want
+
+
 # --------------------------------------------------------------------------- reading and matching by codes
 
 

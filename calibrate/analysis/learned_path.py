@@ -462,6 +462,34 @@ def _prepared(
     return data.cache[key]
 
 
+def _pareto_front(
+    order: np.ndarray, coverage: np.ndarray, n_pass: np.ndarray, risk: np.ndarray
+) -> np.ndarray:
+    """The candidates kept from ``order`` (by risk): each decides more than every one before it,
+    or as many, passes more than the last kept and is within the limits (``risk <= 1``).
+
+    Vectorised form of the walk "keep ``k`` when ``coverage[k] > best`` or (``coverage[k] ==
+    best`` and ``n_pass[k] > last kept's`` and ``risk[k] <= 1``)": ``best`` is the running
+    maximum of the coverage before ``k`` (a candidate not kept never exceeds it), and within a
+    run of equal ``best`` the last kept passes is the running maximum of the passes of the run's
+    first candidate and of its candidates within the limits (one not kept passes no more).
+    """
+    cov, passes = coverage[order], n_pass[order]
+    if cov.size == 0:
+        return order
+    best = np.maximum.accumulate(np.r_[-1.0, cov[:-1]])
+    more = cov > best
+    tie = (cov == best) & (risk[order] <= 1)
+    run = np.cumsum(more)  # the run each candidate belongs to (a new one at each `more`)
+    # Passes as dense integer ranks (exact), -1 where a candidate cannot set the run's mark.
+    rank = np.unique(passes, return_inverse=True)[1].ravel().astype(np.int64)
+    mark = np.where(more | tie, rank, -1)
+    span = int(rank.max()) + 2
+    running = np.maximum.accumulate(run * span + mark + 1) - run * span - 1
+    before = np.r_[-1, running[:-1]]
+    return order[more | (tie & (rank > before))]
+
+
 def _front_path(
     data: StepData, layout: _Layout, cells: _Cells, counted: StepData, *, alpha: float,
     delta: float, beta: float, scale: float,
@@ -511,14 +539,7 @@ def _front_path(
     # Ordered by risk; a candidate stays if it decides more than every less risky one, or, within
     # the limits on the search part, as many and passes more (more of it without rework).
     order = np.lexsort((-n_p, -coverage, risk))
-    front, best_cov, best_pass = [], -1.0, -1.0
-    for k in order:
-        more = coverage[k] > best_cov
-        if testable[k] and (
-            more or (coverage[k] == best_cov and n_p[k] > best_pass and risk[k] <= 1)
-        ):
-            front.append(k)
-            best_cov, best_pass = coverage[k], n_p[k]
+    front = _pareto_front(order[testable[order]], coverage, n_p, risk)
     configs = [_config(data, layout, keys[k]) for k in front]
     counts = np.array(
         [
