@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks import regimes
 from calibrate.analysis import learned_path as lp
+from calibrate.analysis import threshold_search
 from calibrate.analysis import thresholds as th
 from calibrate.analysis.paths import describe_config
 from calibrate.profile import Kind
@@ -59,7 +60,9 @@ def test_answers_path_certifies_more_than_the_learned_path_alone(monkeypatch):
     # Each path's walk marks its own choice; the suggestion is the answers path's.
     chosen = res.candidates[res.candidates["chosen"] & (res.candidates["path"] == 0)]
     assert list(chosen["thresholds"]) == [describe_config(res.suggested)]
-    monkeypatch.setattr(th, "ANSWERS_PATH_BELOW", 0)  # the learned path alone, at the full delta
+    monkeypatch.setattr(
+        threshold_search, "ANSWERS_PATH_BELOW", 0
+    )  # the learned path alone, at the full delta
     alone = th.find_thresholds(_overconfident_three(), alpha=0.1, delta=0.1, beta=0.3,
                                relearn_lists=True)  # fmt: skip
     assert alone.method == "learned_path" and alone.n_search > 0
@@ -68,6 +71,6 @@ def test_answers_path_certifies_more_than_the_learned_path_alone(monkeypatch):
 
 
 def test_learned_path_alone_from_the_bound():
-    data = regimes.draw("three", "calibrated", th.ANSWERS_PATH_BELOW, 1).step_data()
+    data = regimes.draw("three", "calibrated", threshold_search.ANSWERS_PATH_BELOW, 1).step_data()
     res = th.find_thresholds(data, alpha=0.15, delta=0.1, beta=0.3, relearn_lists=True)
     assert res.method == "learned_path" and "path" not in res.candidates

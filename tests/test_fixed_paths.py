@@ -7,6 +7,7 @@ import pytest
 
 from calibrate.analysis import fixed_paths as fp
 from calibrate.analysis import step_data as sd
+from calibrate.analysis import threshold_search
 from calibrate.analysis import thresholds as th
 from calibrate.profile import Kind, Question, parse_check
 
@@ -64,7 +65,7 @@ def test_counts_are_the_rule_replayed(make):
 
 def test_one_rubric_question_certifies_on_every_label():
     data = _rubric(1500, np.random.default_rng(5), missing=False)
-    small = data.subset(np.arange(th.FIXED_ONLY_BELOW - 1))
+    small = data.subset(np.arange(threshold_search.FIXED_ONLY_BELOW - 1))
     # Pass from level 1: about 21% false passes and 17% false fails in this model.
     res = th.find_thresholds(small, alpha=0.3, delta=0.1, beta=0.5)
     assert res.method == "fixed_paths" and (res.n_search, res.n_certify) == (0, small.n)
@@ -100,7 +101,7 @@ def test_choice_with_relearned_lists_keeps_the_given_lists_beside_the_learned_pa
         res = th.find_thresholds(data.subset(np.arange(n)), alpha=0.1, delta=0.1, beta=0.3,
                                  relearn_lists=True)  # fmt: skip
         assert res.method == "fixed_and_learned_paths" and res.candidates["path"].nunique() >= 2
-    assert th.LEARNED_ONLY_FROM <= 1200
+    assert threshold_search.LEARNED_ONLY_FROM <= 1200
     res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3, relearn_lists=True)
     assert res.method == "learned_path" and res.n_search > 0
 

@@ -8,6 +8,7 @@ from scipy import stats
 from test_thresholds import YES_NO, YesNoModel, step_data_of, yes_no_data
 
 from calibrate.analysis import needed as nd
+from calibrate.analysis import threshold_search
 from calibrate.analysis import thresholds as th
 
 DELTA, BETA = 0.1, 0.2
@@ -50,7 +51,7 @@ def test_the_advice_comes_true_for_a_learned_path(monkeypatch):
     """
     from benchmarks import regimes
 
-    monkeypatch.setattr(th, "ANSWERS_PATH_BELOW", 0)
+    monkeypatch.setattr(threshold_search, "ANSWERS_PATH_BELOW", 0)
     kwargs = {"alpha": 0.1, "delta": DELTA, "beta": 0.3}
     # (Seed 2 is certified since the learned path's never-failing twins: this one still is not.)
     data = regimes.draw("three", "overconfident", 150, [17, 150, 4]).step_data()

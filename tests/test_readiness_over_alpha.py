@@ -276,7 +276,7 @@ def test_three_questions_never_read_unattainable_after_insufficient(examples_dir
     """The small export (300 runs, seed 2, signal 0.3): check_vendor's three-question learned path
     read insufficient_data at alpha 0.01 and unattainable from 0.03 when ``unattainable`` was read
     off the path learned at each alpha. It is now read off fronts learned at a fixed ladder of
-    limits (thresholds.REFERENCE_ALPHAS), the same set at every alpha."""
+    limits (unattainable.REFERENCE_ALPHAS), the same set at every alpha."""
     export = _write_export(examples_dir, tmp_path / "export", n=300, seed=2, signal=0.3)
     store = tmp_path / "small.duckdb"
     con = connect(store)
@@ -296,17 +296,18 @@ def test_unattainable_is_judged_on_the_fixed_paths_too(monkeypatch):
     reference fronts, not the reference fronts alone (fixed paths are joint paths too)."""
     from benchmarks import regimes
     from calibrate.analysis import thresholds as th
+    from calibrate.analysis import unattainable
 
     seen = []
-    real = th._measurably_worse
+    real = unattainable.measurably_worse
     monkeypatch.setattr(
-        th, "_measurably_worse", lambda rows, **kw: seen.append(rows) or real(rows, **kw)
+        unattainable, "measurably_worse", lambda rows, **kw: seen.append(rows) or real(rows, **kw)
     )
     data = regimes.draw("choice", "near_chance", 300, 3).step_data()
     r = th.find_thresholds(data, alpha=0.05, delta=0.1, beta=0.3, relearn_lists=True)
     assert r.status != "ok" and r.method == "fixed_and_learned_paths" and len(seen) == 1
     fixed = r.candidates[r.candidates["path"] < r.candidates["path"].max()]
-    reference = th._reference_candidates(
+    reference = unattainable.reference_candidates(
         data, delta=0.05, beta=0.3, relearn_lists=True,
         search_fraction=r.settings["search_fraction"], seed=0,
     )  # fmt: skip

@@ -69,7 +69,7 @@ VALIDITY_CELLS = [
     # a learned path whose later checkpoints are spread along it (certify.LEARNED_SPREAD), where
     # many candidates sit near one limit or both
     ("three", "calibrated", 1500, 0.15),
-    # the answers path beside the learned one (below thresholds.ANSWERS_PATH_BELOW labels; the
+    # the answers path beside the learned one (below threshold_search.ANSWERS_PATH_BELOW labels; the
     # three-question cell at 300 labels above runs it too): a cluster of confident mistakes, where
     # the stated probabilities mislead its order (3 of 200 violated, 11 certified). Measured once
     # and not kept in CI for time (a minute of CPU): an overconfident judge at a strict limit,

@@ -12,12 +12,13 @@ import pytest
 from scipy import stats
 
 from calibrate import dataset
-from calibrate.analysis import certify
+from calibrate.analysis import certify, threshold_search
 from calibrate.analysis import learned_path as lp
 from calibrate.analysis import step_data as sd
 from calibrate.analysis import thresholds as th
 from calibrate.analysis.baselines import jung_fixed_sequence_baseline
 from calibrate.analysis.stats import clopper_pearson_interval
+from calibrate.analysis.threshold_result import lowest_bounds
 from calibrate.dataset import Filters, answers, process_questions, submissions
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide, parse_check, worst
 from calibrate.store import connect
@@ -389,7 +390,10 @@ def test_single_question_certified_and_consistent():
     assert by_side.loc["fail", "n_fail"] == (codes == FAIL).sum()
     # Each path's weights add up to its share of delta (Bonferroni between the two paths), and
     # every certified candidate was rejected at the level the fallback walk gave it.
-    shares = {"pass": th.PASS_SHARE * DELTA, "fail": (1 - th.PASS_SHARE) * DELTA}
+    shares = {
+        "pass": threshold_search.PASS_SHARE * DELTA,
+        "fail": (1 - threshold_search.PASS_SHARE) * DELTA,
+    }
     for side, level in shares.items():
         rows = res.candidates[res.candidates["side"] == side]
         assert rows["weight"].sum() == pytest.approx(level)
@@ -1015,7 +1019,7 @@ def test_few_labels_certify_a_never_failing_twin_where_the_fails_cannot_pass(mon
     regimes = pytest.importorskip("benchmarks.regimes")
     from calibrate.analysis.paths import NEVER_FAILING_BELOW
 
-    monkeypatch.setattr(th, "ANSWERS_PATH_BELOW", 0)
+    monkeypatch.setattr(threshold_search, "ANSWERS_PATH_BELOW", 0)
     data = regimes.draw("three", "overconfident", 300, [14, 3, 1, 300, 1]).step_data()
     assert data.n < NEVER_FAILING_BELOW
     res = th.find_thresholds(data, alpha=0.2, delta=0.1, beta=0.3, judge_unattainable=False)
@@ -1103,5 +1107,5 @@ def test_best_bounds_take_each_side_from_its_own_candidate():
         {"side": ["joint", "joint"], "n_pass": [50, 80], "n_fail": [0, 20],
          "false_pass_upper": [0.3, 0.4], "false_fail_upper": [0.0, 0.25]}
     )  # fmt: skip
-    assert th._best_bounds(frame) == {"false_pass_upper": 0.3, "false_fail_upper": 0.25}
-    assert th._best_bounds(frame.iloc[:1]) == {"false_pass_upper": 0.3, "false_fail_upper": None}
+    assert lowest_bounds(frame) == {"false_pass_upper": 0.3, "false_fail_upper": 0.25}
+    assert lowest_bounds(frame.iloc[:1]) == {"false_pass_upper": 0.3, "false_fail_upper": None}

@@ -7,7 +7,7 @@ ordered from strictest to loosest, the exact binomial upper bound of each
 found by root finding, and a walk that stops at the first threshold whose
 bound exceeds the limit. It is deliberately not optimised (beyond not
 recomputing a bound it has already found), so a benchmark can time it against
-:func:`calibrate.analysis.thresholds.find_thresholds`, which does the same job
+:func:`calibrate.analysis.threshold_search.find_thresholds`, which does the same job
 with sorting and cumulative counts.
 
 References
@@ -92,7 +92,7 @@ def jung_fixed_sequence_baseline(
     that is not. When ``beta`` is given, the fail threshold is walked the same
     way from 0 upwards (``p < t`` fails, acceptable ones are the errors), and
     ``delta`` is split evenly between the two walks (Bonferroni), as
-    :func:`~calibrate.analysis.thresholds.find_thresholds` does.
+    :func:`~calibrate.analysis.threshold_search.find_thresholds` does.
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 """Certify a rate along an ordered path of candidates: exact binomial tests in fixed sequence.
 
-The pure statistical pipeline behind :mod:`calibrate.analysis.thresholds`.
+The pure statistical pipeline behind :mod:`calibrate.analysis.threshold_search`.
 Every function takes and returns arrays; nothing here knows about check-1.
 
 The chain, in the order the search uses it:

@@ -19,8 +19,8 @@ from typing import Any
 from calibrate.analysis.monitor import StepMonitor
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.readiness_decision import share_text
-from calibrate.analysis.stats import clopper_pearson_interval
-from calibrate.defaults import MIN_N, RECERTIFY_MIN_LABELS
+from calibrate.analysis.stats import measurably_above
+from calibrate.defaults import RECERTIFY_MIN_LABELS
 
 
 @dataclass(frozen=True)
@@ -204,20 +204,16 @@ def breaks_limits(
 ) -> list[str]:
     """The rates of the thresholds in force measurably above their limits, in words.
 
-    Measurably: on at least :data:`calibrate.defaults.MIN_N` decisions, the
-    one-sided exact (Clopper-Pearson) lower bound at ``1 - delta`` is above the
-    limit, as :func:`calibrate.analysis.thresholds.find_thresholds` judges a
-    candidate ``unattainable``.
+    Measurably: :func:`calibrate.analysis.stats.measurably_above`, the rule by
+    which the threshold search judges a candidate ``unattainable``
+    (:mod:`calibrate.analysis.unattainable`).
     """
     out: list[str] = []
     for name, limit, words in (("false_pass", alpha, "false passes"),
                                ("false_fail", beta, "false fails")):  # fmt: skip
         r = (in_force or {}).get(name) or {}
         k, n = int(r.get("k") or 0), int(r.get("n") or 0)
-        if n < MIN_N or limit >= 1:
-            continue
-        low = float(clopper_pearson_interval(k, n, confidence=1 - 2 * delta)[0])
-        if low > limit:
+        if measurably_above(k, n, limit, delta=delta):
             out.append(
                 f"{words} {Rate(k, n).text()}, above {limit:.0%} at {1 - delta:.0%} confidence"
             )

@@ -705,7 +705,7 @@ def answers_path(
     mean what they say, the path is ordered as well as a learned one and
     tested on twice the labels; where they do not, it orders badly and
     certifies little, and the learned path beside it
-    (:func:`calibrate.analysis.thresholds.find_thresholds`) still runs.
+    (:func:`calibrate.analysis.threshold_search.find_thresholds`) still runs.
 
     Parameters
     ----------

@@ -18,7 +18,7 @@ the answers fitted on that population, so that the path is not learned on
 copies of the rows that certify it) on a geometric grid (each
 twice the last, from twice today's labels up to :data:`MAX_LABELS`, then
 two halvings of the first gap on the log scale). At each total the real
-search (:func:`calibrate.analysis.thresholds.find_thresholds`, the same
+search (:func:`calibrate.analysis.threshold_search.find_thresholds`, the same
 code path ``calibrate thresholds`` runs) is run on ``resamples`` resampled
 datasets, and a resample *succeeds* when the search certifies a check that
 decides at least ``share`` of the submissions alone (pass or fail, without a
@@ -66,6 +66,7 @@ import pandas as pd
 
 from calibrate.analysis.resample import features, resample
 from calibrate.analysis.step_data import StepData
+from calibrate.analysis.threshold_search import find_thresholds
 from calibrate.defaults import NEEDED_PROBABILITY, NEEDED_SHARE
 
 __all__ = [
@@ -227,7 +228,7 @@ def best_observed_coverage(raw: Any, *, alpha: float, beta: float) -> float | No
 
     A point estimate, not a certificate: it says whether more labels could
     help (the evidence points the right way) or not. Reads the candidates of a
-    :class:`calibrate.analysis.thresholds.StepThresholds`: for a learned path,
+    :class:`calibrate.analysis.threshold_result.StepThresholds`: for a learned path,
     each candidate's ``(n_pass + n_fail) / n_certify`` where its false-pass
     rate is below ``alpha`` and its false-fail rate below ``beta``; for a
     single yes/no question, the best pass share plus the best fail share
@@ -310,7 +311,7 @@ def estimate_needed(
         ``unattainable`` without resampling (the bootstrap's population is
         today's labeled rows; no total makes it decide more).
     **search
-        Passed to :func:`~calibrate.analysis.thresholds.find_thresholds`
+        Passed to :func:`~calibrate.analysis.threshold_search.find_thresholds`
         (``relearn_lists``, ``search_fraction``).
 
     Returns
@@ -332,8 +333,6 @@ def estimate_needed(
     >>> est.status, est.total > 120, est.certified >= 8
     ('insufficient_data', True, True)
     """
-    from calibrate.analysis.thresholds import find_thresholds
-
     if not 0.0 < probability <= 1.0:
         raise ValueError(f"probability must be in (0, 1], got {probability!r}")
     if resamples < 1:
@@ -439,8 +438,6 @@ def estimate_needed(
 def _screen(data: StepData, m: int, *, seed: int, alpha: float, delta: float, beta: float,
             share: float, search: dict[str, Any]) -> bool:  # fmt: skip
     """Whether one resample of ``m`` rows is certified with a useful check (the cap's screen)."""
-    from calibrate.analysis.thresholds import find_thresholds
-
     sample = resample(np.random.default_rng([seed, 17, 0, m]), data, m,
                       relearn_lists=bool(search.get("relearn_lists")))  # fmt: skip
     res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta, seed=seed,

@@ -354,11 +354,11 @@ def search_thresholds(
 ) -> ThresholdView:
     """Run the certified threshold search (issue 5) on one step's current model and wording.
 
-    Calls :func:`calibrate.analysis.thresholds.search_step` with the
+    Calls :func:`calibrate.analysis.threshold_steps.search_step` with the
     options' ``alpha``, ``delta`` and ``beta``; the trade-off display is
     built only when a face asks for it (it reruns the search per alpha).
     """
-    from calibrate.analysis import thresholds as th
+    from calibrate.analysis.threshold_steps import search_step
 
     usable = answers["label"].notna().to_numpy() & isin(answers["check_id"], subs["check_id"])
     if not usable.any():
@@ -368,7 +368,7 @@ def search_thresholds(
             "insufficient_data", check_items(qs), None, {}, {}, n_labeled=0,
             note="no labeled answers on the current model and wording: nothing to search",
         )  # fmt: skip
-    result = th.search_step(
+    result = search_step(
         subs, answers, questions=list(questions), alpha=options.alpha, delta=options.delta,
         beta=options.beta, limits=limits, needed_share=options.min_coverage,
         keep_after_switch=keep_after_switch,

@@ -40,6 +40,7 @@ import pandas as pd
 from calibrate.analysis import fixed_paths
 from calibrate.analysis.logistic import ridge_logistic  # re-exported
 from calibrate.analysis.step_data import StepData
+from calibrate.analysis.threshold_search import LEARNED_ONLY_FROM
 from calibrate.profile import Kind
 
 __all__ = ["features", "label_model", "learns_alone", "resample", "ridge_logistic"]
@@ -53,7 +54,7 @@ _CLIP = 1e-3
 def learns_alone(data: StepData, m: int, *, relearn_lists: bool = False) -> bool:
     """Whether the search on ``m`` labels of this step learns a path and runs no fixed path.
 
-    As :func:`calibrate.analysis.thresholds.find_thresholds` decides it (its
+    As :func:`calibrate.analysis.threshold_search.find_thresholds` decides it (its
     method ``learned_path``, or ``answers_and_learned_paths``: the answers
     path beside the learned one reads no label, so a new label serves it as
     well as today's): several questions; one choice question without
@@ -62,8 +63,6 @@ def learns_alone(data: StepData, m: int, *, relearn_lists: bool = False) -> bool
     choice question whose fixed paths read every label (alone, or with a
     learned path beside them).
     """
-    from calibrate.analysis.thresholds import LEARNED_ONLY_FROM
-
     qs = data.questions
     if len(qs) == 1 and qs[0].kind is Kind.YES_NO:
         return False

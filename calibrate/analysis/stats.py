@@ -96,6 +96,40 @@ def binomial_tail_pvalue(k: Any, n: Any, *, alpha: float) -> np.ndarray:
     return np.where(n == 0, 1.0, stats.binom.cdf(k, n, alpha))
 
 
+def measurably_above(k: Any, n: Any, limit: Any, *, delta: float, min_n: int = MIN_N) -> np.ndarray:
+    """Whether a rate ``k / n`` is measurably above ``limit``: evidence, not a mere observation.
+
+    Measurably: on at least ``min_n`` decisions, the one-sided exact
+    (Clopper-Pearson [2]_) lower bound at ``1 - delta`` (the lower end of
+    the two-sided exact interval at ``1 - 2 delta``) is above the limit. A
+    rate observed above the limit on a few dozen decisions is not enough.
+
+    Parameters
+    ----------
+    k, n : array_like
+        Errors and decisions, broadcast together (``0 <= k <= n``).
+    limit : array_like
+        The limit on the rate (never exceeded where it is ``>= 1``).
+    delta : float
+        The bound holds with probability at least ``1 - delta``.
+    min_n : int, default=:data:`calibrate.defaults.MIN_N`
+        Fewer decisions are never measurably above.
+
+    Returns
+    -------
+    numpy.ndarray of bool
+
+    Examples
+    --------
+    >>> measurably_above([4, 12, 12], [100, 100, 19], 0.05, delta=0.1).tolist()
+    [False, True, False]
+    """
+    k, n = _counts(k, n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lower = np.where(k > 0, stats.beta.ppf(delta, np.maximum(k, 1), n - k + 1), 0.0)
+    return (n >= min_n) & (lower > np.asarray(limit, dtype=float))
+
+
 # -- agreement and comparison -------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 """The labeled data of one checked step and model, and replaying configurations on it.
 
-What the threshold search (:mod:`calibrate.analysis.thresholds`) reads: one
+What the threshold search (:mod:`calibrate.analysis.threshold_search`) reads: one
 row per labeled submission with its answers (:class:`StepData`, built by
 :func:`step_data` from the store's views), and the one way a configuration
 is replayed on it (:func:`verdict_codes`, through

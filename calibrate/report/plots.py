@@ -4,7 +4,7 @@ The displays live beside what they draw (scikit-learn's pattern):
 :mod:`calibrate.analysis.calibration_display` (reliability and answer rates),
 :mod:`calibrate.analysis.displays` (agreement over rows and weeks, audits,
 the monitor) and the trade-off display in
-:mod:`calibrate.analysis.thresholds`; the drawing helpers are in
+:mod:`calibrate.analysis.tradeoff`; the drawing helpers are in
 :mod:`calibrate.drawing`. This module writes figures to files for the faces
 and keeps the names the faces have always imported from here.
 
