@@ -1109,3 +1109,25 @@ def test_best_bounds_take_each_side_from_its_own_candidate():
     )  # fmt: skip
     assert lowest_bounds(frame) == {"false_pass_upper": 0.3, "false_fail_upper": 0.25}
     assert lowest_bounds(frame.iloc[:1]) == {"false_pass_upper": 0.3, "false_fail_upper": None}
+
+
+def test_a_pass_threshold_below_one_half_says_how_the_doubtful_answers_fared():
+    """Black-box run: the demo suggested `pass: 0.048` without a word that it passes answers the
+    evaluator scores as more likely no (3 of 10 labeled ones rejected). The note gives their
+    record and the stricter threshold the same walk certified. Fails on the old code."""
+    rng = np.random.default_rng(4)
+    n_top, n_low = 900, 30
+    p = np.r_[rng.uniform(0.95, 1.0, n_top), rng.uniform(0.2, 0.4, n_low), rng.uniform(0, 0.1, 70)]
+    ok = np.r_[rng.random(n_top) > 0.02, rng.random(n_low) > 0.3, rng.random(70) > 0.95]
+    data = step_data_of([YES_NO], [p], [np.full(p.size, np.nan)], ok)
+    res = th.find_thresholds(data, alpha=0.1, delta=0.1, beta=0.3)
+    assert res.status == "ok" and res.suggested[0].pass_p < 0.5
+    (note,) = [x for x in res.notes if "more likely no than yes" in x]
+    low = (p >= res.suggested[0].pass_p) & (p < 0.5)
+    assert f"{(low & ~ok).sum()} of the {low.sum()} labeled ones were rejected" in note or (
+        f"({(low & ~ok).sum()} of {low.sum()};" in note
+    )
+    assert "pass: 0.5, certified by the same walk" in note
+    # A threshold at or above one half gets no such note.
+    strict = th.find_thresholds(data, alpha=0.03, delta=0.1, beta=0.3)
+    assert not [x for x in strict.notes if "more likely no" in x]

@@ -104,6 +104,7 @@ from calibrate.analysis.paths import (
     with_never_failing,
     yes_no_paths,
 )
+from calibrate.analysis.rate import Rate
 from calibrate.analysis.step_data import StepData, can_fail, replay_cached
 from calibrate.analysis.threshold_result import StepThresholds, lowest_bounds
 from calibrate.analysis.unattainable import judged_unattainable
@@ -156,6 +157,66 @@ ANSWERS_PATH_BELOW = 1000
 #: mislead, the learned path keeps most of its level. (At 300 labels, 20 datasets a cell: 0.5
 #: gave +0.90 over 16 cells, 12 up, 1 down, against +0.77, 10 up, none down.)
 ANSWERS_SHARE = 0.3
+
+
+#: A yes-probability below this says "more likely no than yes": a suggested pass threshold
+#: under it gets a note on the doubtful answers it passes.
+DOUBTFUL_BELOW = 0.5
+
+
+def doubtful_passes(
+    data: StepData, pass_path: Path, certified: np.ndarray, i: int, written: float
+) -> str | None:
+    """A note when the suggested pass threshold passes answers the evaluator itself doubts.
+
+    The certificate bounds the false passes of all the passes together, so the
+    loosest certified threshold may pass answers scored below
+    :data:`DOUBTFUL_BELOW` as long as the whole stays within alpha. A person
+    pasting it should know how those answers fared in the labels, and which
+    stricter threshold, certified by the same walk, leaves them to a person.
+
+    Parameters
+    ----------
+    data : StepData
+        The labeled rows of the one yes/no question.
+    pass_path : Path
+        Its pass path; ``certified`` flags its candidates the walk certified.
+    i : int
+        The candidate suggested, written as ``written``.
+
+    Returns
+    -------
+    str or None
+    """
+    if written >= DOUBTFUL_BELOW:
+        return None
+    p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
+    with np.errstate(invalid="ignore"):
+        rows = (p >= written) & (p < DOUBTFUL_BELOW)
+    seen = Rate(int((rows & ~data.acceptable).sum()), int(rows.sum()))
+    fared = (
+        f"{seen.k} of the {seen.n} labeled ones were rejected (too few for a rate)"
+        if seen.n and seen.too_few
+        else f"{seen.text()} of the labeled ones were rejected"
+        if seen.n
+        else f"none of the {data.n} labeled answers had such a score, so the certificate covers "
+        "them only as far as they stay that rare"
+    )
+    text = (
+        f"pass: {written:g} passes answers the evaluator scores below {DOUBTFUL_BELOW:g} (more "
+        f"likely no than yes): {fared}; the certificate bounds the false passes of all the "
+        "passes together, not of these"
+    )
+    stricter = np.flatnonzero(certified & (pass_path.thresholds >= DOUBTFUL_BELOW))
+    if stricter.size:
+        j = int(stricter.max())  # the loosest certified candidate at or above the mark
+        t = max(loosened(pass_path, j), DOUBTFUL_BELOW)
+        share = Rate(int(pass_path.n_pass[j]), int(pass_path.n_total))
+        text += (
+            f". pass: {t:g}, certified by the same walk, leaves them to a person (it passes "
+            f"{share.rate:.1%} of {share.n} labeled alone)"
+        )
+    return text
 
 
 def validate_limits(alpha: float, delta: float, beta: float) -> None:
@@ -301,6 +362,9 @@ def find_thresholds(
                     b = loosened(fail_path, i_fail)
                     fail = None if b >= a else b
             suggested = [replace(data.questions[0], pass_p=a, fail_p=fail)]
+            doubt = doubtful_passes(data, pass_path, f_pass["certified"].to_numpy(), i_pass, a)
+            if doubt:
+                notes.append(doubt)
     elif data.n and fixed:
         # One rubric or choice question: paths known before the labels, every label certifies.
         # With enough labels a path learned on a split joins them at half of delta (union
