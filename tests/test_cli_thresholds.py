@@ -226,3 +226,14 @@ def test_a_negative_seed_is_refused_naming_the_option(command, tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     res = runner.invoke(app, [*command, "--seed", "-1"])
     assert res.exit_code == 2 and "--seed" in res.stderr and "Traceback" not in res.output
+
+
+def test_the_expected_and_todays_shares_carry_intervals(store):
+    """Black-box run: `expected: 84.5% pass, 12.3% fail, 3.2% to a person` had no interval while
+    the report gives one for the same figures. Fails on the old code."""
+    res = runner.invoke(app, ["thresholds", "--db", store, "--step", "check_vendor"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.stdout.split())
+    for head in ("expected:", "today:"):
+        shares = text.split(head, 1)[1].split("95% Wilson)", 1)[0]
+        assert shares.count("[") == 3 and "labeled;" in shares, shares

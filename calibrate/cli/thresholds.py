@@ -221,11 +221,14 @@ def _status_sentence(s: lib.StepThresholds) -> str:
 def _shares(r: lib.Rates | None) -> str:
     if r is None or not r.n:
         return "n/a"
-    sh = r.shares()
-    return (
-        f"{_pct(sh['auto_pass'])} pass, {_pct(sh['auto_fail'])} fail, "
-        f"{_pct(sh['unsure'])} to a person (of {r.n} labeled)"
-    )
+    from calibrate.analysis.stats import wilson_interval
+
+    counts = (r.n_pass, r.n_fail, r.n - r.n_pass - r.n_fail)
+    parts = []
+    for k, words in zip(counts, ("pass", "fail", "to a person"), strict=True):
+        low, high = wilson_interval(k, r.n)
+        parts.append(f"{_pct(k / r.n)} [{100 * low:.1f}, {100 * high:.1f}] {words}")
+    return f"{', '.join(parts)} (of {r.n} labeled; 95% Wilson)"
 
 
 #: What an alarm on the enforced step means for the search's answer (text and YAML).
