@@ -19,6 +19,7 @@ from calibrate.analysis.plain import num as _num
 from calibrate.analysis.plain import pct as _pct
 from calibrate.analysis.rate import Rate, limit_pct, pct_against
 from calibrate.analysis.rate import plain as _plain
+from calibrate.analysis.stats import measurably_above
 from calibrate.analysis.step_evidence import ModelChange
 from calibrate.analysis.threshold_view import ThresholdView
 from calibrate.defaults import ReadinessOptions
@@ -235,11 +236,13 @@ def _poor_reason(
             ("false_fail", opts.beta, "fails"),
         ):
             r = point[key]
-            if r["n"] and r["rate"] is not None and r["rate"] >= limit:
+            # Only a rate measurably above its limit is evidence (black-box run: "1 of 3, n<20,
+            # at or above 5% already" backed a NO).
+            if r["n"] and measurably_above(r["k"], r["n"], limit, delta=opts.delta):
                 problems.append(
                     f"under {where} thresholds false {what} are "
-                    f"{Rate(r['k'], r['n']).text_against(limit, '>=')}, "
-                    f"at or above {limit_pct(limit)} already"
+                    f"{Rate(r['k'], r['n']).text_against(limit, '>')}, above "
+                    f"{limit_pct(limit)} (measurably: {1 - opts.delta:.0%} confidence)"
                 )
         if point["coverage"] < opts.min_coverage:
             v, lim = pct_against(point["coverage"], opts.min_coverage, "<", digits=0)
