@@ -144,7 +144,7 @@ REPORT_CHECK_COLUMNS = ("check_id", "process", "step", "verdict", "advisory", "m
                         "audited", "inclusion_p")  # fmt: skip
 REPORT_ANSWER_COLUMNS = ("check_id", "process", "step", "model", "at", "label", "position",
                          "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
-                         "in_process_file")  # fmt: skip
+                         "in_process_file", "advisory")  # fmt: skip
 #: The report's note when no checked step has a check under its filters (an empty window).
 NO_STEPS = "No checked step has a check under these filters: nothing to decide."
 
@@ -221,7 +221,12 @@ def assess_store(
                                options=opts, limits=inp.limits,
                                keep_after_switch=filters.escalations)  # fmt: skip
         calib = (
-            calibrate_answers(inp.answers_current, n_boot=n_boot, settings=settings)
+            calibrate_answers(
+                inp.answers_current,
+                n_boot=n_boot,
+                settings=settings,
+                after_switch="keep" if filters.escalations else "leave_out",
+            )
             if inp.answers_current["label"].notna().any()
             else []
         )
