@@ -241,6 +241,7 @@ def assess_store(
                 calibration=calib,
                 enforcement=_enforcement(since, advisory, inp),
                 keep_after_switch=filters.escalations,
+                limits=inp.limits,
             )  # fmt: skip
         )
         # Decisions after the switch that no audit drew: not a sample of the check, left out
@@ -368,7 +369,7 @@ def search_thresholds(
     usable = answers["label"].notna().to_numpy() & isin(answers["check_id"], subs["check_id"])
     if not usable.any():
         # Nothing labeled was answered (no labels yet, or only error verdicts): nothing to search.
-        qs = list(questions) or questions_from_answers(answers)
+        qs = list(questions) or questions_from_answers(answers, limits)
         return ThresholdView(
             "insufficient_data", check_items(qs), None, {}, {}, n_labeled=0,
             note="no labeled answers on the current model and wording: nothing to search",
