@@ -689,14 +689,14 @@ def _enforced_audit_view(plan: SequentialAuditPlan | None, step: StepReadiness) 
             else "no enforced passes to plan on"
         )
         return {"text": Md(f"No audit to plan: {why}."), "rate": None, "method": None}
-    text = plan.text()
+    text = plan.text(enforced=True)
     return {
         "text": Md(
             "For the enforced check at its current thresholds (the plan of Since the switch): "
             + text[0].lower()
             + text[1:]
         ),
-        "rate": pct(plan.rate if plan.rate is not None else 1.0, 0),
+        "rate": pct(plan.enforced_rate, 0),
         "method": Md(SEQUENTIAL_METHOD),
     }
 
