@@ -279,6 +279,20 @@ def left_out_counts(
     return {"escalations": int(esc), "undrawn": int(undrawn)}
 
 
+def audit_label_count(con: duckdb.DuckDBPyConnection, filters: Filters | None = None) -> int:
+    """Labels ``filters`` keep on checks recorded ``advisory: false``: the audit decisions.
+
+    Without ``filters.escalations`` every other decision after the switch reads as none
+    (:meth:`Filters.source`), so these are the decisions on checks an audit draw drew: the
+    labels the certification and the calibration curves leave out by default.
+    """
+    filters = filters or Filters()
+    where, params = filters.where()
+    sql = f"""SELECT count(*) FROM {filters.source("labeled")}
+              WHERE {where} AND label IS NOT NULL AND advisory IS NOT DISTINCT FROM false"""  # noqa: S608 - fixed names
+    return int(con.execute(sql, params).fetchone()[0])
+
+
 def limits(con: duckdb.DuckDBPyConnection) -> Limits:
     """The server defaults in force: the latest ingested limits file, else check-1's."""
     row = con.execute(

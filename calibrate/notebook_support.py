@@ -470,6 +470,7 @@ def assess_steps(con: Any, filters: Any = None, *, options: Any = None) -> list[
                 questions=qs,
                 options=opts,
                 has_approve_step=(str(process), str(step)) in approvals,
+                limits=server,
             )  # fmt: skip
         )
     return out

@@ -663,3 +663,45 @@ def test_step_figure_says_what_each_line_is():
     labels = [t.get_text() for t in legend.get_texts()]
     assert "perfectly calibrated" in labels
     assert any(label.startswith("recalibration map") for label in labels)
+
+
+def _switched_answers(rng, *, n_review=300, n_audit=200, audit_p=(0.2, 0.8)):
+    """Reviews of every verdict, then audit-draw labels at ``audit_p`` (one per stratum)."""
+    n = n_review + n_audit
+    p = np.r_[rng.uniform(0, 1, n_review), rng.uniform(0.9, 1, n_audit)]
+    label = rng.random(n) < p
+    after = np.r_[np.zeros(n_review, bool), np.ones(n_audit, bool)]
+    strata = np.asarray(audit_p, dtype=float)[np.arange(n_audit) % len(audit_p)]
+    return pd.DataFrame({
+        "process": "proc", "step": "s", "question_id": "q1", "ask": "Is it right?",
+        "kind": "yes_no", "model": "m", "position": 0, "p": p, "label": label,
+        "advisory": ~after, "audited": after,
+        "inclusion_p": np.r_[np.full(n_review, np.nan), strata],
+    })  # fmt: skip
+
+
+def test_audit_draw_labels_are_left_out_of_the_curves_and_counted():
+    # A stratified draw among the enforced check's passes: unweighted beside the reviews it
+    # bent the curve towards the draw. By default the curves read the reviews alone.
+    df = _switched_answers(np.random.default_rng(5))
+    (q,) = calibrate_answers(df, n_boot=0)
+    (reviews,) = calibrate_answers(df[df["advisory"]], n_boot=0)
+    assert (q.n, q.n_audits, q.left_out, q.selected_sample) == (300, 0, {"audits": 200}, False)
+    assert q.curve.ece == reviews.curve.ece and q.curve.auroc == reviews.curve.auroc
+    rec = q.to_dict()
+    assert rec["left_out"] == {"audits": 200} and rec["n_audits"] == 0
+    # --with-escalations: every label kept, marked as a sample the check selected.
+    (kept,) = calibrate_answers(df, n_boot=0, after_switch="keep")
+    assert (kept.n, kept.n_audits, kept.selected_sample) == (500, 200, True)
+
+
+def test_audit_labels_are_read_only_when_every_label_was_seen_alike():
+    df = _switched_answers(np.random.default_rng(6))
+    with pytest.raises(UsageError, match=r"different probabilities \(1 for 300 advisory"):
+        calibrate_answers(df, n_boot=0, after_switch="audits")
+    # The audits of one uniform draw alone weigh alike: Horvitz-Thompson weights cancel.
+    uniform = _switched_answers(np.random.default_rng(6), audit_p=(0.3,))
+    (q,) = calibrate_answers(uniform[~uniform["advisory"]], n_boot=0, after_switch="audits")
+    assert (q.n, q.n_audits, q.left_out) == (200, 200, {"audits": 0})
+    with pytest.raises(UsageError, match="after_switch"):
+        calibrate_answers(df, after_switch="weighted")

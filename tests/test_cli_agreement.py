@@ -201,3 +201,26 @@ def test_bad_options_exit_2(store):
     assert res.exit_code == 2
     res = run(store, "--corrected", "--by", "question")
     assert res.exit_code == 2 and "cannot group" in res.output
+
+
+def test_approvers_say_how_many_models_a_row_pools(tmp_path):
+    # One approver deciding on two evaluator models' checks: as `--by approver` does, the row
+    # says it pools them (text and JSON); split by model, it says nothing.
+    rng = np.random.default_rng(1)
+    parts = [
+        _group(rng, "a", 40, step="review", model="m1"),
+        _group(rng, "b", 30, step="other", model="m2"),
+    ]
+    path = tmp_path / "two-models.duckdb"
+    con = connect(path)
+    for i, table in enumerate(("checks", "answers", "decisions")):
+        _insert(con, table, pd.concat([p[i] for p in parts], ignore_index=True))
+    con.close()
+    (ana,) = json.loads(run(path, "--approvers", "--format", "json").stdout)
+    assert ana["approver"] == "ana" and ana["n"] == 70
+    assert ana["n_models"] == 2 and ana["note"] == "pools 2 models"
+    (by_approver,) = json.loads(run(path, "--by", "approver", "--format", "json").stdout)
+    assert by_approver["note"].endswith(ana["note"])
+    assert "note: ana: pools 2 models" in run(path, "--approvers").stdout
+    split = json.loads(run(path, "--approvers", "--by", "model", "--format", "json").stdout)
+    assert [(r["model"], r["n_models"], r["note"]) for r in split] == [("m1", 1, ""), ("m2", 1, "")]

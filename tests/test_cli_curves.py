@@ -212,3 +212,34 @@ def test_bundled_sample(sample_store, tmp_path):
     records = json.loads(res.stdout)
     assert records and all(QUESTION_KEYS <= r.keys() for r in records)
     assert len(list(out.glob("*.png"))) == len(list(out.glob("*.svg"))) >= len(records) + 1
+
+
+@pytest.fixture(scope="module")
+def banded():
+    """The black-box set-up: enforced, then a stratified (--by-band) audit draw reviewed."""
+    from calibrate.notebook_support import enforced_sample_store
+
+    return enforced_sample_store(runs=1500, shift_week=None, audit_rate=0.3, by_band=True)
+
+
+def test_audit_draw_labels_are_left_out_and_said(banded, tmp_path):
+    db = ["--db", str(banded), "--step", "match_invoice", "--out", str(tmp_path)]
+    res = runner.invoke(app, ["curves", *db, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    (rec,) = json.loads(res.stdout)
+    reviews = runner.invoke(app, ["curves", *db, "--format", "json", "--advisory-only"])
+    (only,) = json.loads(reviews.stdout)
+    # The advisory window's labels alone, as the threshold search reads them.
+    assert rec["n"] == only["n"] and rec["auroc"] == only["auroc"] and rec["ece"] == only["ece"]
+    assert rec["left_out"]["audits"] > 0 and rec["n_audits"] == 0
+    assert f"{rec['left_out']['audits']} audit-draw labels after the switch left out" in res.stderr
+    table = runner.invoke(app, ["curves", *db])
+    assert "audit-draw labels after the switch left out; --with-audits" in table.stdout
+    # Stratified draws beside reviews: unequal inclusion probabilities, refused.
+    refused = runner.invoke(app, ["curves", *db, "--with-audits"])
+    assert refused.exit_code == 2 and "different probabilities" in refused.stderr
+    both = runner.invoke(app, ["curves", *db, "--with-audits", "--with-escalations"])
+    assert both.exit_code == 2
+    kept = runner.invoke(app, ["curves", *db, "--format", "json", "--with-escalations"])
+    (sel,) = json.loads(kept.stdout)
+    assert sel["selected_sample"] and sel["n"] > rec["n"] and "selected" in kept.stderr

@@ -285,3 +285,15 @@ def test_status_cuts_long_names_with_an_ellipsis_and_keeps_columns(tmp_path):
     row = lines[head + 1]
     assert row.startswith(f"p / {step[:33]}… {model[:21]}… ")
     assert len(row) == len(lines[head]) and row.endswith("      1        0")
+
+
+def test_ingest_help_reads_like_the_other_commands():
+    # The usage line named typer's placeholder ({paths}...); the byte limit's floor was unsaid.
+    res = runner.invoke(app, ["ingest", "--help"], terminal_width=200)
+    assert res.exit_code == 0
+    assert "Usage: calibrate ingest [OPTIONS] PATH..." in res.stdout
+    assert "{paths}" not in res.stdout and "(at least 1024)" in res.stdout
+    missing = runner.invoke(app, ["ingest"])
+    assert missing.exit_code == 2 and "Usage: calibrate ingest [OPTIONS] PATH..." in missing.output
+    low = runner.invoke(app, ["ingest", "--max-line-bytes", "100", "x"])
+    assert low.exit_code == 2

@@ -634,3 +634,45 @@ def test_a_check_is_judged_against_its_own_process_version(tmp_path):
     assert contradiction_count(con) == 1
     flagged = [r for r in flag_rows(con) if r["flag"] == "result_contradicts_thresholds"]
     assert [r["run_id"] for r in flagged] == ["r2"]
+
+
+def test_each_bad_number_gets_its_own_reason(tmp_path):
+    # A decision's attempt too large was "decision has no attempt"; a confidence of 1.5 "is not
+    # a number". Each fault of a number is said as it is, at its field.
+    (tmp_path / "v.jsonl").write_text(
+        "\n".join([
+            verdict_line("r1", [GOOD_Q]).replace('"attempt": 1', '"attempt": 99999999999'),
+            verdict_line("r2", [{"ask": "c?", "kind": "choice", "answer": "a", "confidence": 1.5,
+                                 "result": "pass"}]),
+            verdict_line("r3", [{"ask": "r?", "kind": "rubric", "answer": 2**40, "confidence": 0.9,
+                                 "result": "pass"}]),
+            json.dumps({"run": "r1", "process": "p", "step": "s", "attempt": 2**40,
+                        "decision": "approved"}),
+            json.dumps({"run": "r1", "process": "p", "step": "s", "attempt": -3,
+                        "decision": "approved"}),
+            json.dumps({"run": "r1", "process": "p", "step": "s", "decision": "approved"}),
+        ]) + "\n"
+    )  # fmt: skip
+    (tmp_path / "d.csv").write_text(
+        "run,process,step,attempt,decision\nr1,p,s,99999999999,approved\nr1,p,s,1.5,approved\n"
+    )
+    con = connect(":memory:")
+    ingest(con, [tmp_path])
+    reasons = dict(
+        con.execute(
+            "SELECT regexp_extract(path, '[^/]+$') || ':' || coalesce(line_no::VARCHAR, json_path),"
+            " reason FROM quarantine"
+        ).fetchall()
+    )
+    too_large = "must be a positive integer up to 2147483647 (too large), not "
+    assert reasons == {
+        "v.jsonl:1": f"$.attempt {too_large}99999999999",
+        "v.jsonl:2": "$.check.questions[0]: confidence 1.5 is outside [0, 1]",
+        "v.jsonl:3": "$.check.questions[0]: answer 1099511627776 is too large: a rubric answer "
+        "is a non-negative integer level up to 2147483647",
+        "v.jsonl:4": f"$.attempt {too_large}1099511627776",
+        "v.jsonl:5": "$.attempt must be a positive integer, not -3",
+        "v.jsonl:6": "decision has no attempt (a positive integer)",
+        "d.csv:row 2": f'attempt {too_large}"99999999999"',
+        "d.csv:row 3": 'attempt must be a positive integer, not "1.5"',
+    }

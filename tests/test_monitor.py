@@ -289,3 +289,47 @@ def test_the_alarm_action_says_when_the_sequence_still_holds_alpha():
     step = _bad_first_step(12, 200)  # the alarm stands, the sequence ends at 0.02-0.10
     assert step.status == "alarm" and step.false_pass.lower <= ALPHA
     assert step.false_pass.interval_note() in step.action
+
+
+def _unaudited_step(per_week: float, *, weeks: int = 8, plan_weeks: int = 4):
+    """The monitor of an enforced step whose passes no draw has offered yet."""
+    from calibrate.analysis.monitor import monitor_step
+
+    n = int(per_week * weeks)
+    at = pd.date_range("2026-11-01", periods=n, freq=pd.Timedelta(weeks=weeks) / n, tz="UTC")
+    enforced = pd.DataFrame(
+        {"check_id": [f"c{i}" for i in range(n)], "at": at, "verdict": "pass", "audited": False,
+         "label": pd.NA, "drawn": False, "inclusion_p": np.nan}
+    )  # fmt: skip
+    stream = pd.DataFrame(
+        {"drawn": True, "inclusion_p": 1.0, "label": True, "decided_at": at, "at": at,
+         "design_rate": 1.0, "verdict": "pass"}
+    ).iloc[:0]  # fmt: skip
+    answers = pd.DataFrame(columns=["check_id", "ask", "kind", "p", "name", "level"])
+    return monitor_step(
+        process="p", step="s", model="m", enforced=enforced, pass_stream=stream,
+        fail_stream=stream, reference=enforced.iloc[:0], certified_model="m",
+        unsure_now=np.zeros(0, bool), unsure_ref=np.zeros(0, bool), enforced_answers=answers,
+        reference_answers=answers, alpha=ALPHA, beta=0.2, delta=DELTA, plan_weeks=plan_weeks,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("per_week", [55, 0.5])
+def test_no_audits_gives_one_advice_the_rate_it_names(per_week):
+    # An audit that does not pay read "draw --rate 1" and then "an audit does not pay at this
+    # volume: keep the approval as pre-screening": two advices at odds. On an enforced step the
+    # monitor names one rate, and its paragraph argues for that rate alone.
+    step = _unaudited_step(per_week)
+    plan = step.plan
+    assert step.status == "no_audits" and not plan.pays
+    rate = 0.5 if plan.longer_weeks is not None else 1.0
+    assert plan.enforced_rate == rate
+    assert f"--rate {rate:g} --out" in step.action
+    assert "pre-screening" not in step.action and "does not pay at this volume:" not in step.action
+    assert plan.text(enforced=True) in step.action
+    if plan.longer_weeks is not None:
+        assert f"catches it within {plan.longer_weeks} weeks" in step.action
+    else:
+        assert "a person reviews every pass" in step.action
+    # Before the switch the plan still weighs pre-screening against a longer window.
+    assert "pre-screening" in plan.text()

@@ -110,7 +110,8 @@ def _decisions(
                 tv = rd.search_thresholds(inp.subs_current, inp.answers_current,
                                           questions=inp.questions, options=opts, limits=inp.limits)  # fmt: skip
                 step = rd.assess_step(inp.subs, inp.answers, thresholds=tv, questions=inp.questions,
-                                      options=opts, has_approve_step=inp.has_approve_step)  # fmt: skip
+                                      options=opts, has_approve_step=inp.has_approve_step,
+                                      limits=inp.limits)  # fmt: skip
                 out.append((opts, step))
     finally:
         con.close()

@@ -244,3 +244,15 @@ def test_thresholds_in_force_above_the_limits_return_the_step_to_advisory(tmp_pa
     assert step["decision"] != "READY"
     assert step["pattern"]["recommended"] == "return to advisory"
     assert "the thresholds in force show false passes" in step["reasons"][0]
+
+
+def test_the_calibration_section_reads_reviews_and_says_what_it_left_out(stable, tmp_path):
+    md, doc = _report(stable, tmp_path)
+    left = _step(doc)["left_out"]["audits_after_switch"]
+    assert left > 0
+    section = md.split("### Calibration", 1)[1].split("### Thresholds", 1)[0]
+    assert f"{left} audit-draw labels after the switch are left out" in section
+    # The ECE's n is the reviews' (the labels the certification reads), not reviews + audits.
+    assert f"(n={_step(doc)['n_labeled']};" in section
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert f"{left} audit-draw labels after the switch are left out" in html

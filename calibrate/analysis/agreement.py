@@ -114,7 +114,7 @@ AGREEMENT_COLUMNS = [
 APPROVER_COLUMNS = [
     "n", "approvals", "approval_rate", "approval_low", "approval_high",
     "n_decided", "agree", "agree_low", "agree_high",
-    "n_timed", "median_review_s", "flag", "flag_reason", "note",
+    "n_timed", "median_review_s", "n_models", "flag", "flag_reason", "note",
 ]  # fmt: skip
 
 #: The view column behind a group key, where it has another name.
@@ -130,7 +130,7 @@ _KEY_SOURCES = {
 _ANALYSIS_COLUMNS = {
     "agreement": ("verdict", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
     "question": ("result", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
-    "approvers": ("verdict", "label", "decided_at", "at", "decided_by"),
+    "approvers": ("verdict", "label", "decided_at", "at", "decided_by", "model"),
     "corrected": ("verdict", "label", "is_latest"),
 }
 
@@ -158,7 +158,7 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
     Examples
     --------
     >>> input_columns(["approver", "week"], analysis="approvers")
-    ['verdict', 'label', 'decided_at', 'at', 'decided_by']
+    ['verdict', 'label', 'decided_at', 'at', 'decided_by', 'model']
     """
     if analysis not in _ANALYSIS_COLUMNS:
         raise ValueError(
@@ -481,18 +481,7 @@ def agreement(
 
     key_df = key_frame(data, keys)
     out = group_sums(key_df, values)
-    # Distinct models per group: a count, so a row that pools models says so.
-    model = data["model"].astype("string").fillna("(none)")
-    if keys:
-        n_models = (
-            pd.concat([key_df, model.rename("__model")], axis=1)
-            .groupby(keys, dropna=False, sort=True)["__model"]
-            .nunique()
-            .reset_index(drop=True)
-        )
-    else:
-        n_models = pd.Series([model.nunique()])
-    out["n_models"] = n_models.to_numpy() if len(out) else np.zeros(0, dtype=np.int64)
+    out["n_models"] = models_per_group(data, key_df, keys, len(out))
 
     out["n_pass"] = out["pass_acceptable"] + out["pass_not_acceptable"]
     out["n_fail"] = out["fail_acceptable"] + out["fail_not_acceptable"]
@@ -537,6 +526,32 @@ def agreement(
 #: Below this many labels the large-sample kappa interval covers noticeably less than its level
 #: (simulated: about 0.90 for a 95% interval at n = 30-50, 0.93 at 100-200, 0.95 at 1000).
 KAPPA_LARGE_SAMPLE = 100
+
+
+def models_per_group(
+    data: pd.DataFrame, key_df: pd.DataFrame, keys: Sequence[str], n_rows: int
+) -> np.ndarray:
+    """Distinct evaluator models in each group of :func:`group_sums`, in its row order.
+
+    A count, so that a row that pools models says so (:func:`pools_note`); a missing model
+    counts as one model of its own.
+    """
+    if not n_rows:
+        return np.zeros(0, dtype=np.int64)
+    model = data["model"].astype("string").fillna("(none)")
+    if not keys:
+        return np.array([model.nunique()], dtype=np.int64)
+    return (
+        pd.concat([key_df, model.rename("__model")], axis=1)
+        .groupby(list(keys), dropna=False, sort=True)["__model"]
+        .nunique()
+        .to_numpy(dtype=np.int64)
+    )
+
+
+def pools_note(n_models: int) -> str:
+    """What a row that pools evaluator models says of it (empty for one model)."""
+    return f"pools {n_models} models" if n_models > 1 else ""
 
 
 def _audited(df: pd.DataFrame) -> np.ndarray:
@@ -651,7 +666,7 @@ def _notes(
         elif n < KAPPA_LARGE_SAMPLE and np.isfinite(kappa):
             parts.append(f"kappa interval approximate (n<{KAPPA_LARGE_SAMPLE})")
         if pools_models and n_models > 1:
-            parts.append(f"pools {n_models} models")
+            parts.append(pools_note(n_models))
         if conflicts:
             parts.append(
                 f"{conflicts} with conflicting decisions (latest used; audits: first after the draw)"
@@ -716,7 +731,9 @@ def approvers(
         Wilson interval, ``agree`` with the check over labeled pass/fail
         verdicts (``n_decided``), ``median_review_s`` over ``n_timed``
         decisions with both times (negative when the decision is recorded
-        before the check, e.g. clock skew), ``flag`` and ``flag_reason``.
+        before the check, e.g. clock skew), ``n_models`` (evaluator models whose
+        checks the row's decisions were made on; ``note`` says "pools 2 models"
+        unless ``by`` has ``model``), ``flag`` and ``flag_reason``.
 
     References
     ----------
@@ -769,12 +786,16 @@ def approvers(
         .reset_index(drop=True)
     )
     out["median_review_s"] = medians.to_numpy(dtype=float) if len(out) else np.zeros(0)
+    # An approver's decisions span models (and steps and processes, unless ``by`` splits
+    # them): a row pooling models says so, as agreement's rows do.
+    out["n_models"] = models_per_group(data, key_df, keys, len(out))
+    pools = "model" not in keys
     _rate_columns(out, "approval", "approvals", "n", confidence)
     _rate_columns(out, "agree", "n_agree", "n_decided", confidence)
 
     flags, reasons, notes = [], [], []
-    for n, n_dec, n_agree, rate, median in out[
-        ["n", "n_decided", "n_agree", "agree", "median_review_s"]
+    for n, n_dec, n_agree, rate, median, n_models in out[
+        ["n", "n_decided", "n_agree", "agree", "median_review_s", "n_models"]
     ].itertuples(index=False):
         fast = bool(np.isfinite(median) and median <= review_below_s)
         close = bool(n_dec >= min_n and np.isfinite(rate) and rate >= agree_above)
@@ -787,7 +808,9 @@ def approvers(
             if flag
             else ""
         )
-        notes.append(f"too few labels (n<{min_n})" if n < min_n else "")
+        parts = [f"too few labels (n<{min_n})" if n < min_n else ""]
+        parts.append(pools_note(n_models) if pools else "")
+        notes.append("; ".join(p for p in parts if p))
     out["flag"] = np.asarray(flags, dtype=bool)
     out["flag_reason"] = pd.Series(reasons, index=out.index, dtype="string")
     out["note"] = pd.Series(notes, index=out.index, dtype="string")
@@ -840,7 +863,7 @@ def approver_records(df: pd.DataFrame) -> list[dict]:
 
     Each has the keys, ``n``, ``approvals``, ``approval_rate`` and
     ``approval_ci``, ``n_decided``, ``agree`` and ``agree_ci``, ``n_timed``,
-    ``median_review_s``, ``flag``, ``flag_reason`` (``None`` when not
+    ``median_review_s``, ``n_models``, ``flag``, ``flag_reason`` (``None`` when not
     flagged), ``note``, the flag ``thresholds`` and ``interval_method``.
     """
     keys = [c for c in df.columns if c not in APPROVER_COLUMNS]
@@ -856,6 +879,7 @@ def approver_records(df: pd.DataFrame) -> list[dict]:
         rec["agree_ci"] = [_plain(row["agree_low"]), _plain(row["agree_high"])]
         rec["n_timed"] = int(row["n_timed"])
         rec["median_review_s"] = _plain(row["median_review_s"])
+        rec["n_models"] = int(row["n_models"])
         rec["flag"] = bool(row["flag"])
         rec["flag_reason"] = _plain(row["flag_reason"]) or None
         rec["note"] = _plain(row["note"]) or ""

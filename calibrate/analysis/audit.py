@@ -84,11 +84,34 @@ class SequentialAuditPlan:
             f"{self.longer_weeks} weeks"
         )
 
-    def text(self) -> str:
-        """One paragraph for a person."""
+    @property
+    def enforced_rate(self) -> float:
+        """The share of the passes to audit on a step already enforced: one advice, never two.
+
+        The plan's rate when it pays; else :data:`PAYS_LIMIT` over the longer window
+        (``longer_weeks``) when there is one; else every pass (no audit that pays catches
+        the rise within :data:`MAX_WEEKS`, so a person reviews every pass, as before the
+        switch).
+        """
+        if self.pays and self.rate is not None:
+            return self.rate
+        return PAYS_LIMIT if self.longer_weeks is not None else 1.0
+
+    def text(self, *, enforced: bool = False) -> str:
+        """One paragraph for a person.
+
+        Parameters
+        ----------
+        enforced : bool, default=False
+            The step is enforced already (``calibrate monitor``): the paragraph gives
+            :attr:`enforced_rate` alone, where a plan that does not pay would otherwise offer
+            to keep the approval as pre-screening or to accept a longer window.
+        """
         rise = (
             f"a rise of the false-pass rate to {self.factor:g}×α = {self.factor * self.alpha:.3g}"
         )
+        if enforced and not (self.pays and self.rate is not None):
+            return _enforced_paragraph(self, rise)
         if self.rate is None:
             return (
                 f"At {self.passes_per_week:.0f} passes a week, even reviewing every pass does not "
@@ -109,6 +132,37 @@ class SequentialAuditPlan:
                 f"the switch saves. Keep the approval as pre-screening, {self._longer()}."
             )
         return body
+
+
+def _unpaid(plan: SequentialAuditPlan, rise: str) -> str:
+    """Why the plan's audit does not pay, in words."""
+    if plan.rate is None:
+        return (
+            f"at {plan.passes_per_week:.0f} passes a week even reviewing every pass does not "
+            f"catch {rise} within {plan.weeks} weeks with probability {plan.power:.0%} "
+            f"(reached: {plan.achieved:.0%})"
+        )
+    return (
+        f"at {plan.passes_per_week:.0f} passes a week catching {rise} within {plan.weeks} weeks "
+        f"with probability {plan.power:.0%} takes auditing {plan.rate:.0%} of the passes, more "
+        f"than {PAYS_LIMIT:.0%}: most of what the switch saves"
+    )
+
+
+def _enforced_paragraph(plan: SequentialAuditPlan, rise: str) -> str:
+    if plan.longer_weeks is not None:
+        return (
+            f"Audit {PAYS_LIMIT:.0%} of the passes (about {PAYS_LIMIT * plan.passes_per_week:.1f} "
+            f"a week) and accept a longer window: {_unpaid(plan, rise)}, while at "
+            f"{PAYS_LIMIT:.0%} `calibrate monitor` catches it within {plan.longer_weeks} weeks, "
+            f"and raises a false alarm with probability at most δ = {plan.delta:g} however "
+            "often it is run."
+        )
+    return (
+        f"Audit every pass: {_unpaid(plan, rise)}, and auditing {PAYS_LIMIT:.0%} of them does not "
+        f"catch it within {MAX_WEEKS} weeks either, so no audit pays at this volume: a person "
+        "reviews every pass, as before the switch, and the monitor reads each review."
+    )
 
 
 def detection_probability(

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -99,11 +99,18 @@ from calibrate.analysis.recalibration import (  # noqa: F401 - re-exported
     fit_recalibrator,
 )
 from calibrate.analysis.stats import MIN_N
+from calibrate.analysis.step_data import after_switch_labels
 from calibrate.defaults import DEFAULT_BINS, DEFAULT_N_BOOT, DEFAULT_SEED
 from calibrate.errors import UsageError
 
 #: Optional extra groupings; the evaluator model is always a group.
 GROUP_BY = ("model", "week")
+#: What :func:`calibrate_answers` does with the labels of checks recorded ``advisory: false``:
+#: ``leave_out`` them (counted), keep the ``audits`` when every label of a curve was drawn with
+#: one probability, or ``keep`` every one (``--with-escalations``: a sample the check selected).
+AFTER_SWITCH = ("leave_out", "audits", "keep")
+#: Two inclusion probabilities closer than this are one.
+_SAME_P = 1e-9
 MONOTONE_RULE = (
     "a level is flagged when its acceptance rate is lower than a lower level's by a "
     "one-sided Fisher exact test, Holm-adjusted over all level pairs, at alpha 0.05"
@@ -112,6 +119,8 @@ MONOTONE_RULE = (
 _ANSWER_COLUMNS = ("process", "step", "question_id", "ask", "kind", "model", "label")
 #: Per-row columns read when present.
 _ROW_COLUMNS = ("position", "p", "name", "level", "confidence", "in_process_file")
+#: Where a label comes from: a review of every verdict (``advisory``) or an audit draw.
+_SOURCE_COLUMNS = ("advisory", "audited", "inclusion_p")
 #: The process file's settings, the same on every row of a question.
 _SETTING_COLUMNS = ("pass_names", "one_of", "pass_level", "levels")
 
@@ -334,6 +343,16 @@ class QuestionCalibration:
         Where the call came from.
     non_monotone : DataFrame or None
         rubric: :func:`non_monotone_levels`.
+    n_audits : int
+        Labels among ``n`` decided on audit draws after the switch (only with
+        ``after_switch="audits"`` or ``"keep"``).
+    left_out : dict
+        ``audits``: labels of checks recorded ``advisory: false`` (audit
+        draws) left out of the group (``after_switch="leave_out"``).
+    selected_sample : bool
+        The group holds decisions made after the switch kept whole
+        (``after_switch="keep"``): a sample the enforced check selected, so
+        its numbers describe that sample, not the check.
     """
 
     process: str
@@ -353,6 +372,9 @@ class QuestionCalibration:
     pass_source: str | None = None
     non_monotone: pd.DataFrame | None = None
     level_texts: tuple[str, ...] = ()
+    n_audits: int = 0
+    left_out: dict[str, int] = field(default_factory=lambda: {"audits": 0})
+    selected_sample: bool = False
 
     @property
     def too_few(self) -> bool:
@@ -389,6 +411,9 @@ class QuestionCalibration:
         out.update(self.curve.to_dict())
         out["n"] = self.n
         out["n_curve"] = self.curve.n
+        out["n_audits"] = self.n_audits
+        out["left_out"] = dict(self.left_out)
+        out["selected_sample"] = self.selected_sample
         out["recalibration"] = self.recalibrator.to_dict()
         if self.rates is not None:
             out["answers" if self.kind == "choice" else "levels"] = [
@@ -636,6 +661,7 @@ def calibrate_answers(
     n_boot: int = DEFAULT_N_BOOT,
     random_state: int | None = DEFAULT_SEED,
     settings: Mapping[str, Mapping[str, Any]] | None = None,
+    after_switch: str = "leave_out",
 ) -> list[QuestionCalibration]:
     """Calibration of every question, per evaluator model (never pooled), optionally per week.
 
@@ -657,12 +683,43 @@ def calibrate_answers(
         ``levels`` per question id (:func:`calibrate.dataset.question_settings`),
         for a frame that does not carry them on every row; by default they are
         read from the frame's columns.
+    after_switch : {"leave_out", "audits", "keep"}, default="leave_out"
+        The labels of checks recorded ``advisory: false`` (the frame's
+        ``advisory`` column; without it every label is a review). After the
+        switch a person sees only what an audit draw offers, among the
+        enforced check's own passes (or fails), at probabilities a stratified
+        draw makes unequal: not a sample of every submission, so counted
+        unweighted beside the reviews they would bend the curve, the ECE and
+        the AUROC towards the draw. ``leave_out`` (as the threshold search):
+        the curves read the reviews of every verdict, and each result counts
+        what it left out in ``left_out["audits"]``. ``audits``: audit-draw
+        labels (``audited``) are kept where every label of a curve had one
+        inclusion probability (a review counts as 1, an audit its
+        ``inclusion_p``), so that the Horvitz-Thompson weights ``1 /
+        inclusion_p`` are equal and the unweighted figures are the weighted
+        ones; a curve whose labels were drawn at different probabilities is
+        refused (weighted bins would need design-based intervals, which
+        these are not); other labels after the switch are left out.
+        ``keep``: every label is kept (``Filters(escalations=True)``), and a
+        group holding labels after the switch is marked ``selected_sample``.
 
     Returns
     -------
     list of QuestionCalibration
         Ordered by process, step, question position, model, week. Groups with
-        no labeled answer are left out.
+        no labeled answer are left out (so are their left-out labels).
+
+    Raises
+    ------
+    UsageError
+        An unknown grouping or ``after_switch``; with ``after_switch="audits"``, a curve
+        whose labels were drawn at different inclusion probabilities.
+
+    References
+    ----------
+    .. [1] Horvitz, D. G. and Thompson, D. J. (1952). A generalization of
+       sampling without replacement from a finite universe. JASA 47(260),
+       663-685.
     """
     check_binning(n_bins, strategy)
     bad = [b for b in by if b not in GROUP_BY]
@@ -671,11 +728,14 @@ def calibrate_answers(
     missing = [c for c in _ANSWER_COLUMNS if c not in answers.columns]
     if missing:
         raise ValueError(f"answers frame lacks columns {missing}")
-    needed = [*_ANSWER_COLUMNS, *_ROW_COLUMNS, "at", *_SETTING_COLUMNS]
+    if after_switch not in AFTER_SWITCH:
+        raise UsageError(f"after_switch {after_switch!r}: choose from {', '.join(AFTER_SWITCH)}")
+    needed = [*_ANSWER_COLUMNS, *_ROW_COLUMNS, "at", *_SETTING_COLUMNS, *_SOURCE_COLUMNS]
     df = answers.loc[answers["label"].notna(), [c for c in needed if c in answers.columns]].copy()
     if df.empty:
         return []
     df["label"] = df["label"].astype(bool)
+    after, left = _after_switch(df, after_switch)
     # A missing model is its own group, never folded into a named one.
     df["model"] = df["model"].astype(object).where(df["model"].notna(), "(unknown model)")
     keys = ["process", "step", "question_id", "model"]
@@ -686,10 +746,20 @@ def calibrate_answers(
         df["position"] = 0
     out: list[QuestionCalibration] = []
     opts = {"n_bins": n_bins, "strategy": strategy, "n_boot": n_boot, "random_state": random_state}
+    df["__after"], df["__left"] = after, left
     groups = df.groupby(keys, sort=False, dropna=False, observed=True)
     for key, g in groups:  # a loop per group, not per record
         group = dict(zip(keys, key, strict=True))
-        out.append(_one_question(g, group, opts, settings))
+        kept = g[~g["__left"].to_numpy(bool)]
+        if kept.empty:
+            continue  # only left-out labels: no curve (the faces count them over the filters)
+        if after_switch == "audits":
+            _require_one_probability(kept, group)
+        q = _one_question(kept, group, opts, settings)
+        q.n_audits = int(kept["__after"].sum())
+        q.left_out = {"audits": int(g["__left"].sum())}
+        q.selected_sample = after_switch == "keep" and q.n_audits > 0
+        out.append(q)
     # Questions in the order the check asks them; models and weeks in name/time order.
     first_pos = df.groupby("question_id", observed=True)["position"].min().to_dict()
     out.sort(
@@ -703,6 +773,51 @@ def calibrate_answers(
         )
     )
     return out
+
+
+def _after_switch(df: pd.DataFrame, after_switch: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per labeled row: recorded ``advisory: false`` (after the switch), and left out."""
+    after = after_switch_labels(df)
+    if after_switch == "keep":
+        return after, np.zeros(len(df), bool)
+    if after_switch == "audits" and "audited" in df.columns:
+        audited = df["audited"].astype("boolean").fillna(False).to_numpy(bool)
+        return after & audited, after & ~audited
+    return np.zeros(len(df), bool), after
+
+
+def _require_one_probability(g: pd.DataFrame, group: Mapping[str, Any]) -> None:
+    """Refuse a curve whose labels were drawn at different inclusion probabilities.
+
+    A review of every verdict was seen with probability 1, an audit label with its draw's
+    ``inclusion_p``: only when all are equal do the Horvitz-Thompson weights cancel.
+    """
+    after = g["__after"].to_numpy(bool)
+    if not after.any():
+        return
+    raw = (
+        pd.to_numeric(g["inclusion_p"], errors="coerce").to_numpy(float)
+        if "inclusion_p" in g.columns
+        else np.full(len(g), np.nan)
+    )
+    pi = np.where(after, raw, 1.0)
+    if np.isfinite(pi).all() and pi.max() - pi.min() <= _SAME_P:
+        return
+    n_review = int((~after).sum())
+    known = pi[after & np.isfinite(pi)]
+    drawn = (
+        f"{known.min():.3g}" if known.size and np.ptp(known) <= _SAME_P
+        else f"{known.min():.3g} to {known.max():.3g}" if known.size
+        else "unknown"
+    )  # fmt: skip
+    reviews = f"1 for {n_review} advisory reviews and " if n_review else ""
+    raise UsageError(
+        f"--with-audits: the labels of {str(group['process'])!r} / {str(group['step'])!r} "
+        f"(model {str(group['model'])!r}, question id {group['question_id']}) were seen with different "
+        f"probabilities ({reviews}{drawn} for {int(after.sum())} audit-draw labels): unweighted, "
+        "the curve would be the draw's and not the check's. Read the audits of one uniform draw "
+        "alone (--since the switch), or leave them out (the default)"
+    )
 
 
 def _one_question(
@@ -807,7 +922,9 @@ def calibrate_store(
     # at a time: every group lies within a step, and DuckDB then labels one step's checks
     # at once (peak 1.2 -> 0.9 GiB at a million runs).
     filters = filters or Filters()
-    columns = [*_ANSWER_COLUMNS, *_ROW_COLUMNS]
+    # What the filters kept of the decisions after the switch: all of them with escalations.
+    kwargs.setdefault("after_switch", "keep" if filters.escalations else "leave_out")
+    columns = [*_ANSWER_COLUMNS, *_ROW_COLUMNS, *_SOURCE_COLUMNS]
     if "week" in kwargs.get("by", ()):
         columns.append("at")
     settings = question_settings(con)

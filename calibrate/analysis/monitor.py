@@ -252,7 +252,7 @@ def monitor_step(
         action = (
             "No audited passes yet: draw an audit (`calibrate audit draw --process "
             f"{process} --step {step} --rate {_rate_arg(plan)} --out audit.csv`). "
-            + (plan.text() if plan else "")
+            + (plan.text(enforced=True) if plan else "")
         )
     else:
         status = "no_audits" if fp.audited == 0 else "warning" if warnings else "ok"
@@ -353,8 +353,8 @@ def crossing(m: RateMonitor, delta: float) -> str:
 
 
 def _rate_arg(plan: SequentialAuditPlan | None) -> str:
-    """The ``--rate`` the plan asks for (every pass when no rate suffices)."""
-    return f"{plan.rate:g}" if plan is not None and plan.rate is not None else "1"
+    """The ``--rate`` the plan asks of an enforced step (:attr:`~SequentialAuditPlan.enforced_rate`)."""
+    return f"{plan.enforced_rate:g}" if plan is not None else "1"
 
 
 def _weeks(at: pd.Series) -> float:

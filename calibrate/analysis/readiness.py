@@ -144,7 +144,7 @@ REPORT_CHECK_COLUMNS = ("check_id", "process", "step", "verdict", "advisory", "m
                         "audited", "inclusion_p")  # fmt: skip
 REPORT_ANSWER_COLUMNS = ("check_id", "process", "step", "model", "at", "label", "position",
                          "question_id", "ask", "kind", "p", "name", "level", "confidence", "result",
-                         "in_process_file")  # fmt: skip
+                         "in_process_file", "advisory")  # fmt: skip
 #: The report's note when no checked step has a check under its filters (an empty window).
 NO_STEPS = "No checked step has a check under these filters: nothing to decide."
 
@@ -221,7 +221,12 @@ def assess_store(
                                options=opts, limits=inp.limits,
                                keep_after_switch=filters.escalations)  # fmt: skip
         calib = (
-            calibrate_answers(inp.answers_current, n_boot=n_boot, settings=settings)
+            calibrate_answers(
+                inp.answers_current,
+                n_boot=n_boot,
+                settings=settings,
+                after_switch="keep" if filters.escalations else "leave_out",
+            )
             if inp.answers_current["label"].notna().any()
             else []
         )
@@ -236,6 +241,7 @@ def assess_store(
                 calibration=calib,
                 enforcement=_enforcement(since, advisory, inp),
                 keep_after_switch=filters.escalations,
+                limits=inp.limits,
             )  # fmt: skip
         )
         # Decisions after the switch that no audit drew: not a sample of the check, left out
@@ -363,7 +369,7 @@ def search_thresholds(
     usable = answers["label"].notna().to_numpy() & isin(answers["check_id"], subs["check_id"])
     if not usable.any():
         # Nothing labeled was answered (no labels yet, or only error verdicts): nothing to search.
-        qs = list(questions) or questions_from_answers(answers)
+        qs = list(questions) or questions_from_answers(answers, limits)
         return ThresholdView(
             "insufficient_data", check_items(qs), None, {}, {}, n_labeled=0,
             note="no labeled answers on the current model and wording: nothing to search",

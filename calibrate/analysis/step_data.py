@@ -119,8 +119,13 @@ def latest_model(subs: pd.DataFrame) -> str:
     return UNKNOWN_MODEL if _missing(model) else str(model)
 
 
-def _questions_from_answers(ans: pd.DataFrame, limits: Limits) -> tuple[list[Question], list[bool]]:
-    """The questions of the latest check (today's wording), in its order; thresholds from the process file."""
+def latest_questions(ans: pd.DataFrame, limits: Limits) -> tuple[list[Question], list[bool]]:
+    """Today's questions without a process file's list: the latest check's, in its order.
+
+    Thresholds from the process file where it names the question, else the server
+    defaults (``limits``: check-1's pass 0.9, no fail, confidence 0.8 unless a limits file
+    says otherwise). Also returns, per question, whether today's thresholds are known.
+    """
     from calibrate.dataset import question_from_row
 
     out: list[Question] = []
@@ -319,7 +324,7 @@ def step_data(
             for q in qs
         ]
     else:
-        qs, known = _questions_from_answers(answers[rows_of >= 0], limits)
+        qs, known = latest_questions(answers[rows_of >= 0], limits)
     asks = [q.ask for q in qs]
 
     # A check asked exactly today's questions is today's check; one asked another set (a question

@@ -63,6 +63,7 @@ from calibrate.analysis.step_data import (
     category_codes,
     distinct_pairs,
     isin,
+    latest_questions,
 )
 from calibrate.analysis.step_evidence import (
     ModelChange,
@@ -76,7 +77,7 @@ from calibrate.analysis.step_evidence import (
 )
 from calibrate.analysis.threshold_view import ThresholdView, check_items, suggested_questions
 from calibrate.defaults import RECERTIFY_MIN_LABELS, ReadinessOptions
-from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
+from calibrate.profile import FAIL, PASS, UNSURE, Limits, Question
 
 #: Without a certificate, at least this share more labels is asked for (see assess_step).
 NEEDED_FLOOR = 0.1
@@ -228,7 +229,10 @@ class StepReadiness:
                 else None
             ),
             "best_bounds": {k: _plain(v) for k, v in t.best_bounds.items()},
-            "expected": {k: _plain(v) for k, v in t.expected.items()},
+            # The shares under the suggestion: none without one (today's are `current`).
+            "expected": {k: _plain(v) for k, v in t.expected.items()}
+            if self.suggested_check
+            else {},
             "current": {k: _plain(v) for k, v in t.current.items()},
             "status": t.status,
             "audit_rate": _plain(self.audit_rate),
@@ -299,6 +303,7 @@ def assess_step(
     calibration: Sequence[Any] = (),
     enforcement: Enforcement | None = None,
     keep_after_switch: bool = False,
+    limits: Limits | None = None,
 ) -> StepReadiness:
     """The decision for one checked step, from its checks, answers and threshold search.
 
@@ -324,6 +329,11 @@ def assess_step(
         The step is already enforced: the pattern and the first reason say
         whether to keep it so (:func:`enforced_pattern`), and the audit plan is
         the monitor's, at the enforced thresholds.
+    keep_after_switch : bool, default=False
+        Keep the labels of checks recorded ``advisory: false`` (``--with-escalations``).
+    limits : Limits, optional
+        The server defaults, for today's thresholds of questions no process file
+        names (check-1's when ``None``), as the threshold search reads them.
 
     Returns
     -------
@@ -372,7 +382,7 @@ def assess_step(
 
     # The suggestion (or today's thresholds) replayed on the labeled history: a point
     # estimate beside the bound.
-    current_qs = list(questions) or questions_from_answers(ans)
+    current_qs = list(questions) or questions_from_answers(ans, limits)
     try:
         suggested_qs = (
             suggested_questions(tv.check, current_qs) if tv.status == "ok" and tv.check else []
@@ -585,12 +595,13 @@ def assess_step(
         criteria=criteria,
         needed_labels=needed,
         needed_days=needed_days,
-        # An alarm offers no suggestion: the labels it would come from predate the rise.
-        suggested_check=[]
-        if enforcement is not None and enforcement.alarm
-        else check_items(suggested_qs)
-        if suggested_qs
-        else _as_items(tv.check, current_qs),
+        # Only a certificate offers a suggestion (otherwise today's check stands, as
+        # current_check), and an alarm none: the labels it would come from predate the rise.
+        suggested_check=(
+            check_items(suggested_qs) if suggested_qs else _as_items(tv.check, current_qs)
+        )
+        if tv.status == "ok" and not (enforcement is not None and enforcement.alarm)
+        else [],
         current_check=check_items(current_qs),
         thresholds=tv,
         audit=audit,
@@ -622,23 +633,14 @@ def assess_step(
     )
 
 
-def questions_from_answers(ans: pd.DataFrame) -> list[Question]:
-    """The questions as the answers' threshold columns describe them (no process file)."""
-    from calibrate.dataset import question_from_row
+def questions_from_answers(ans: pd.DataFrame, limits: Limits | None = None) -> list[Question]:
+    """Today's questions when no process file lists them: the latest check's, as the search reads them.
 
-    if ans.empty:
-        return []
-    first = ans.sort_values("position", kind="stable").drop_duplicates("ask")
-    out = []
-    for rec in first.to_dict("records"):
-        try:
-            q = question_from_row(rec)
-        except Exception:  # noqa: BLE001 - a question without thresholds is shown as asked
-            continue
-        if q.kind is Kind.YES_NO and q.pass_p is None:
-            continue
-        out.append(q)
-    return out
+    With the process file's thresholds where it names a question, else the server
+    defaults (``limits``; check-1's when ``None``): the questions and thresholds
+    ``calibrate thresholds`` shows as today's (docs/method.md, "Data that goes in").
+    """
+    return latest_questions(ans, limits or Limits())[0] if not ans.empty else []
 
 
 def _as_items(

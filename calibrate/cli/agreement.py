@@ -87,7 +87,8 @@ def agreement_command(
         bool,
         typer.Option(
             "--approvers",
-            help="Per approver: approval rate, agreement, median review time, automation-bias hint.",
+            help="Per approver: approval rate, agreement, median review time, automation-bias "
+            "hint; a row pooling evaluator models says how many (n_models).",
         ),
     ] = False,
     corrected: Annotated[
@@ -292,6 +293,7 @@ def approver_table(rows: Sequence[dict[str, Any]], extra: Sequence[str], attrs: 
     header = f"{'approver':<18}{'n':>6}  {'approval':<16}{'agree':<16}{'median':>8}  flag"
     current: tuple | None = None
     reasons: list[str] = []
+    notes: list[str] = []
     for row in rows:
         group = tuple(row[k] for k in extra)
         if group != current:
@@ -311,13 +313,19 @@ def approver_table(rows: Sequence[dict[str, Any]], extra: Sequence[str], attrs: 
         )
         if row["flag"]:
             reasons.append(f"{who}: {strip_control(row['flag_reason'])}")
+        if row.get("note"):
+            notes.append(f"{who}: {strip_control(row['note'])}")
     out.append("")
     for reason in reasons:
         out += _wrap(reason, indent="* ")
+    for note in notes:
+        out += _wrap(f"note: {note}", indent="")
     th = attrs.get("thresholds", {})
     foot = (
         "approval = share of decisions acceptable; agree = with the check's pass/fail; "
-        "median = time from the check to the decision. A hint is shown when agreement is at "
+        "median = time from the check to the decision. A row pools the processes, steps and "
+        "models its approver decided on unless --by names them (a note counts the models). "
+        "A hint is shown when agreement is at "
         f"least {th.get('agree_above', 0.95):.0%} and the median at most "
         f"{th.get('review_below_s', 30):.0f} s over {MIN_N}+ decided verdicts. "
         f"Intervals: {attrs.get('interval_method', 'Wilson score 95%')}."

@@ -33,6 +33,7 @@ from calibrate.lazy import lazy_module
 from calibrate.store import connect
 
 calibration = lazy_module("calibrate.analysis.calibration")
+dataset = lazy_module("calibrate.dataset")
 plots = lazy_module("calibrate.report.plots")
 
 WIDTH = 80
@@ -98,6 +99,15 @@ def curves_command(
     until: UntilOption = None,
     advisory_only: AdvisoryOnlyOption = False,
     with_escalations: EscalationsOption = False,
+    with_audits: Annotated[
+        bool,
+        typer.Option(
+            "--with-audits",
+            help="Also read the audit-draw labels after the switch (left out by default), only "
+            "where every label of a curve was seen with one probability (reviews 1, a uniform "
+            "draw its rate): else refused, as unweighted they would be the draw's curve.",
+        ),
+    ] = False,
     by: Annotated[
         str | None,
         typer.Option(
@@ -124,19 +134,31 @@ def curves_command(
     rubric question over its passing answers' confidence against acceptable,
     not the curve's correct call, so its ECE before differs from the curve's).
     Below 20 points the numbers are withheld, in the table (not in json).
+    The curves read the labels of checks reviewed under advisory: true, as the
+    threshold search does: audit-draw labels after the switch are left out and
+    counted (left_out.audits in json); --with-audits reads them where that is
+    sound, --with-escalations every decision (a selected sample).
     """
     require_format(fmt, "curves", Format.table, Format.json, Format.csv)
+    if with_audits and with_escalations:
+        raise UsageError("choose one of --with-audits and --with-escalations (which keeps audits)")
     keys = _parse_by(by)
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
+    after_switch = "keep" if with_escalations else "audits" if with_audits else "leave_out"
     con = connect(db, read_only=True)
     try:
         matched = require_known(con, filters)
         note_left_out(con, filters)
+        audits = dataset.audit_label_count(con, filters) if after_switch == "leave_out" else 0
         results = calibration.calibrate_store(
-            con, filters, n_bins=bins, strategy=strategy.value, by=keys
+            con, filters, n_bins=bins, strategy=strategy.value, by=keys, after_switch=after_switch
         )
     finally:
         con.close()
+    if audits:
+        err.print(f"note: {audits_left_out_text(audits)}", markup=False, soft_wrap=True)
+    if after_switch == "keep" and any(q.selected_sample for q in results):
+        err.print(f"note: {SELECTED_TEXT}", markup=False, soft_wrap=True)
     if not results and matched:  # checks, none labeled: an empty result too
         err.print("note: no labeled answers match these filters: an empty result", markup=False)
     try:
@@ -161,6 +183,24 @@ def curves_command(
             "\n".join(_table(records)) if records else "no labeled answers match these filters"
         )
     err.print(f"wrote {2 * len(figures)} figures (PNG and SVG) to {out}", markup=False)
+
+
+#: Said of curves that read decisions after the switch kept by --with-escalations.
+SELECTED_TEXT = (
+    "these curves read decisions made after the switch (--with-escalations): a sample the "
+    "enforced check selected (its escalations and audit draws), so they describe that sample, "
+    "not the check"
+)
+
+
+def audits_left_out_text(n: int) -> str:
+    """That ``n`` audit-draw labels were left out of the curves, why, and how to read them."""
+    return (
+        f"{n} audit-draw label{'s' if n != 1 else ''} after the switch left out of the curves: "
+        "a draw among the enforced check's own verdicts is not a sample of every submission "
+        "(a stratified draw's labels would need their inclusion probabilities as weights); "
+        "--with-audits reads them where every label of a curve was seen with one probability"
+    )
 
 
 # --------------------------------------------------------------------------- table rendering
@@ -203,6 +243,18 @@ def _block(rec: dict[str, Any]) -> list[str]:
     )
     if rec.get("n_missing"):
         out.append(f"({rec['n_missing']} labeled answers had no usable answer and are left out)")
+    left = (rec.get("left_out") or {}).get("audits", 0)
+    if left:
+        out.append(
+            f"({left} audit-draw labels after the switch left out; --with-audits reads them)"
+        )
+    if rec.get("selected_sample"):
+        out.append(
+            f"({rec['n_audits']} labels after the switch kept: a sample the enforced check "
+            "selected, not the check's curve)"
+        )
+    elif rec.get("n_audits"):
+        out.append(f"({rec['n_audits']} of the labels from audit draws, all seen alike)")
     if rec["too_few"]:
         out.append(
             f"  too few labels (n = {rec['n_curve']} < {MIN_N}): figure marked, numbers withheld"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+from typer.core import TyperCommand
 
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import DbOption, Format, format_option, require_format
@@ -38,12 +39,23 @@ def _files(n: int) -> str:
 IngestFormat = format_option(Format.table, Format.json)
 
 
-@app.command("ingest")
+class _IngestCommand(TyperCommand):
+    """``ingest`` with its usage line as the other commands' read: ``PATH...``, not ``{paths}...``."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [self.options_metavar, "PATH..."]
+
+
+@app.command("ingest", cls=_IngestCommand)
 @handle_errors
 def ingest_command(
     paths: Annotated[
         list[Path],
-        typer.Argument(help="Export files or folders (walked recursively).", show_default=False),
+        typer.Argument(
+            help="Export files or folders (walked recursively).",
+            metavar="PATH...",
+            show_default=False,
+        ),
     ],
     db: DbOption = None,
     strict: Annotated[
@@ -61,7 +73,7 @@ def ingest_command(
         typer.Option(
             "--max-line-bytes",
             min=1024,
-            help="Quarantine lines longer than this without reading them whole.",
+            help="Quarantine lines longer than this without reading them whole (at least 1024).",
         ),
     ] = DEFAULT_MAX_LINE_BYTES,
     wait: Annotated[

@@ -386,6 +386,7 @@ def _step_view(
         "drivers": drivers,
         "top_drivers": [d for d in drivers if d["n_disagree"] > 0][:3],
         "calibration": _calibration_rows(step.calibration),
+        "calibration_note": _calibration_note(step),
         "audit": _audit_view(step.sequential_audit or step.audit, step, opts),
         "pattern": step.pattern,
         "bias": _bias_view(step.automation_bias),
@@ -598,6 +599,27 @@ def _calibration_rows(qs: Sequence[Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _calibration_note(step: StepReadiness) -> Md:
+    """Which labels the calibration reads: reviews only, the audits it left out, or a selected sample."""
+    qs = step.calibration
+    if any(q.selected_sample for q in qs):
+        n = max(q.n_audits for q in qs)
+        return Md(
+            f"These curves read {n} decisions made after the switch (--with-escalations): a "
+            "sample the enforced check selected, so they describe that sample, not the check."
+        )
+    left = max((q.left_out.get("audits", 0) for q in qs), default=0)
+    left = left or int(step.left_out.get("audits_after_switch", 0))
+    if not left:
+        return Md("")
+    return Md(
+        f"Over the labels reviewed under advisory: true; {left} audit-draw labels after the "
+        "switch are left out (a draw among the enforced check's own verdicts is not a sample of "
+        "every submission; `calibrate curves --with-audits` reads them where every label of a "
+        "curve was seen with one probability)."
+    )
+
+
 def _audit_view(
     plan: AuditPlan | SequentialAuditPlan | None, step: StepReadiness, opts: Any
 ) -> dict[str, Any]:
@@ -667,14 +689,14 @@ def _enforced_audit_view(plan: SequentialAuditPlan | None, step: StepReadiness) 
             else "no enforced passes to plan on"
         )
         return {"text": Md(f"No audit to plan: {why}."), "rate": None, "method": None}
-    text = plan.text()
+    text = plan.text(enforced=True)
     return {
         "text": Md(
             "For the enforced check at its current thresholds (the plan of Since the switch): "
             + text[0].lower()
             + text[1:]
         ),
-        "rate": pct(plan.rate if plan.rate is not None else 1.0, 0),
+        "rate": pct(plan.enforced_rate, 0),
         "method": Md(SEQUENTIAL_METHOD),
     }
 

@@ -106,7 +106,7 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
                 "warnings": list(s.warnings),
                 "action": (s.action or "").split("\n")[0] or None,
                 "action_yaml": "\n".join((s.action or "").split("\n")[1:]).strip("\n") or None,
-                "plan": s.plan.text() if s.plan is not None else None,
+                "plan": s.plan.text(enforced=True) if s.plan is not None else None,
                 "key": key,
                 "figure": figure,
                 "figure_file": None,  # set by write_report when the figure is written

@@ -25,6 +25,17 @@ CREATE OR REPLACE TEMP MACRO text_attempt(t) AS (
     CASE WHEN regexp_matches(t, '^\s*[0-9]{1,10}(\.0*)?\s*$')
               AND try_cast(trim(t) AS DOUBLE) BETWEEN 1 AND 2147483647
          THEN try_cast(trim(t) AS DOUBLE)::BIGINT END);
+-- Why an attempt (j, its JSON value; x, its value as a number, NULL when none) is not one, after
+-- the field's name p: too large is said apart, as a positive integer can be too large.
+CREATE OR REPLACE TEMP MACRO attempt_reason(p, j, x) AS (
+    p || ' must be a positive integer'
+    || CASE WHEN x = floor(x) AND x > 2147483647 THEN ' up to 2147483647 (too large)' ELSE '' END
+    || ', not ' || j::VARCHAR);
+-- A decision's attempt as a number: a JSON number, or a table cell's digits (text_attempt's form).
+CREATE OR REPLACE TEMP MACRO decision_attempt_number(j) AS (
+    CASE WHEN json_type(j) = 'VARCHAR' AND regexp_matches((j->>'$'), '^\s*[0-9]+(\.0*)?\s*$')
+         THEN try_cast(trim((j->>'$')) AS DOUBLE)
+         WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
 -- A rubric level: a whole number in [0, 2^31 - 1] (x is the answer as DOUBLE, t its JSON type).
 CREATE OR REPLACE TEMP MACRO is_level(t, x) AS (
     t IN ('UBIGINT', 'BIGINT', 'DOUBLE') AND x BETWEEN 0 AND 2147483647 AND is_whole(x));
@@ -344,8 +355,11 @@ SELECT rec, line_no, json_path, reason FROM (
     UNION ALL
     -- Said at the attempt's own field (a verdict line's is top-level $.attempt, not in its check).
     SELECT rec, line_no, json_path,
-           attempt_path || ' must be a positive integer'
-           || coalesce(', not ' || attempt_json::VARCHAR, '') FROM s_check3
+           CASE WHEN attempt_json IS NULL THEN attempt_path || ' must be a positive integer'
+                ELSE attempt_reason(attempt_path, attempt_json,
+                                    CASE WHEN json_type(attempt_json) IN ('DOUBLE', 'UBIGINT', 'BIGINT')
+                                         THEN try_cast((attempt_json->>'$') AS DOUBLE) END) END
+    FROM s_check3
     WHERE attempt_raw IS NULL OR attempt_raw < 1 OR attempt_raw > 2147483647
     UNION ALL
     SELECT rec, line_no, json_path, path || ': handoff has no "step"' FROM s_check3
@@ -383,11 +397,17 @@ FROM s_check3 c JOIN (
     FROM s_q2 WHERE kind = 'choice' AND answer_type IS NOT NULL AND answer_type <> 'NULL'
           AND (answer_type <> 'VARCHAR' OR trim(answer_text) = '')
     UNION ALL
-    SELECT rec, path, position, ': answer ' || f.answer::VARCHAR || ' is not a non-negative integer level for a rubric question'
+    SELECT rec, path, position, ': answer ' || f.answer::VARCHAR
+           || CASE WHEN answer_type NOT IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN ' is not a number: a rubric answer is a non-negative integer level'
+                   WHEN answer_num = floor(answer_num) AND answer_num > 2147483647
+                   THEN ' is too large: a rubric answer is a non-negative integer level up to 2147483647'
+                   ELSE ' is not a non-negative integer level for a rubric question' END
     FROM s_q2 WHERE kind = 'rubric' AND answer_type IS NOT NULL AND answer_type <> 'NULL'
           AND NOT coalesce(is_level(answer_type, answer_num), false)
     UNION ALL
-    SELECT rec, path, position, ': confidence ' || f.confidence::VARCHAR || ' is not a number in [0, 1]'
+    SELECT rec, path, position, ': confidence ' || f.confidence::VARCHAR
+           || CASE WHEN confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
+                   THEN ' is not a number in [0, 1]' ELSE ' is outside [0, 1]' END
     FROM s_q2 WHERE confidence_type IS NOT NULL AND confidence_type <> 'NULL'
           AND (confidence_num IS NULL OR isnan(confidence_num) OR isinf(confidence_num)
                OR confidence_num < 0 OR confidence_num > 1)
@@ -422,14 +442,18 @@ approvals AS (
 SELECT ap.rec, ap.line_no, ap.json_path, '$.steps.' || ap.step AS path, ap.run_id, ap.process_name,
        ap.reviewed AS step, (SELECT a.current_attempt FROM s_attempt a WHERE a.rec = ap.rec AND a.step = ap.reviewed) AS attempt,
        ap.sd.decision AS decision_json, ap.sd.by AS by_json, ap.sd."at" AS at_json, ap.sd.note AS note_json,
-       'approve step' AS source
+       'approve step' AS source,
+       -- The attempt's own value and field, for the reason when it is none.
+       (SELECT r.sd.attempt FROM s_step r WHERE r.rec = ap.rec AND r.step = ap.reviewed) AS attempt_json,
+       '$.steps.' || ap.reviewed || '.attempt' AS attempt_path
 FROM approvals ap
 UNION ALL
 SELECT h.rec, h.line_no, h.json_path, '$.steps.' || h.step || '.history[' || h.idx || ']', h.run_id, h.process_name,
        h.step,
        CASE WHEN h.hd.attempt IS NULL OR json_type(h.hd.attempt) = 'NULL' THEN h.idx + 1
             ELSE json_attempt(h.hd.attempt) END,
-       h.hd.decision, h.hd.by, h.hd."at", h.hd.note, 'history'
+       h.hd.decision, h.hd.by, h.hd."at", h.hd.note, 'history',
+       h.hd.attempt, '$.steps.' || h.step || '.history[' || h.idx || '].attempt'
 FROM s_hist h WHERE h.hd.decision IS NOT NULL AND json_type(h.hd.decision) <> 'NULL'
 UNION ALL
 SELECT st.rec, st.line_no, st.json_path, '$.steps.' || st.step || '.escalation', st.run_id, st.process_name,
@@ -437,7 +461,8 @@ SELECT st.rec, st.line_no, st.json_path, '$.steps.' || st.step || '.escalation',
        CASE (st.sd.escalation->>'resolution')
            WHEN 'completed' THEN CASE WHEN (st.sd.escalation->>'output') = 'own' THEN '"replaced"' ELSE '"completed"' END
            ELSE (st.sd.escalation->'resolution') END::JSON,
-       (st.sd.escalation->'by'), (st.sd.escalation->'at'), (st.sd.escalation->'note'), 'escalation'
+       (st.sd.escalation->'by'), (st.sd.escalation->'at'), (st.sd.escalation->'note'), 'escalation',
+       st.sd.attempt, '$.steps.' || st.step || '.attempt'
 FROM s_step st JOIN s_attempt a USING (rec, step)
 WHERE json_type(st.sd.escalation) = 'OBJECT' AND (st.sd.escalation->'resolution') IS NOT NULL
   AND json_type((st.sd.escalation->'resolution')) <> 'NULL'
@@ -449,7 +474,8 @@ SELECT k.rec, k.line_no, k.json_path, '$', k.run_id, k.process_name,
        CASE WHEN k.kind = 'verdict' AND k.attempt IS NULL THEN 1  -- as the verdict line's check
             WHEN json_type(k.attempt) = 'VARCHAR' THEN text_attempt(k.attempt->>'$')
             ELSE json_attempt(k.attempt) END,
-       k.decision, k.by, k."at", k.note, CASE k.kind WHEN 'decision' THEN 'table' ELSE 'verdict line' END
+       k.decision, k.by, k."at", k.note, CASE k.kind WHEN 'decision' THEN 'table' ELSE 'verdict line' END,
+       k.attempt, CASE WHEN k.json_path LIKE 'row %' THEN 'attempt' ELSE '$.attempt' END
 FROM s_kind k
 WHERE k.kind = 'decision'
    OR (k.kind = 'verdict' AND k.decision IS NOT NULL AND json_type(k.decision) <> 'NULL');
@@ -481,7 +507,10 @@ SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path,
            CASE WHEN source = 'approve step' AND NOT EXISTS (SELECT 1 FROM s_attempt a WHERE a.rec = d.rec AND a.step = d.step)
                 THEN said || '"reviews" names ' || to_json(step)::VARCHAR || ', which is not a step of this run'
-                ELSE said || 'decision has no attempt (a positive integer)' END
+                WHEN attempt_json IS NULL OR json_type(attempt_json) = 'NULL'
+                THEN said || 'decision has no attempt (a positive integer)'
+                -- Said at the attempt's own field, as a check's (the same reason is said once).
+                ELSE attempt_reason(attempt_path, attempt_json, decision_attempt_number(attempt_json)) END
     FROM s_dec2 d WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
     UNION ALL
     SELECT rec, line_no, json_path, said || '"at" ' || at_json::VARCHAR || ' is not an ISO 8601 time'

@@ -344,7 +344,7 @@ bad_q(
     "confidence_out_of_range.jsonl",
     "conf",
     [[Q1, {**Q2, "confidence": 1.2}, Q3], [Q1, Q2, {**Q3, "confidence": -0.1}]],
-    "is not a number in [0, 1]",
+    "is outside [0, 1]",
     "confidence outside [0, 1]",
 )
 bad_q(
