@@ -697,8 +697,13 @@ def test_audit_draw_labels_are_left_out_of_the_curves_and_counted():
 
 def test_audit_labels_are_read_only_when_every_label_was_seen_alike():
     df = _switched_answers(np.random.default_rng(6))
-    with pytest.raises(UsageError, match=r"different probabilities \(1 for 300 advisory"):
+    with pytest.raises(UsageError, match=r"different probabilities or frames \(1 for 300 advisory"):
         calibrate_answers(df, n_boot=0, after_switch="audits")
+    # Outside review: reviews beside an audit at probability 1 are refused too (the draw covers
+    # only the enforced check's passes; the other verdicts had probability 0).
+    every = _switched_answers(np.random.default_rng(6), audit_p=(1.0,))
+    with pytest.raises(UsageError, match="frames"):
+        calibrate_answers(every, n_boot=0, after_switch="audits")
     # The audits of one uniform draw alone weigh alike: Horvitz-Thompson weights cancel.
     uniform = _switched_answers(np.random.default_rng(6), audit_p=(0.3,))
     (q,) = calibrate_answers(uniform[~uniform["advisory"]], n_boot=0, after_switch="audits")

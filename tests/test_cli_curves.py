@@ -237,7 +237,7 @@ def test_audit_draw_labels_are_left_out_and_said(banded, tmp_path):
     assert "audit-draw labels after the switch left out; --with-audits" in table.stdout
     # Stratified draws beside reviews: unequal inclusion probabilities, refused.
     refused = runner.invoke(app, ["curves", *db, "--with-audits"])
-    assert refused.exit_code == 2 and "different probabilities" in refused.stderr
+    assert refused.exit_code == 2 and "different probabilities or frames" in refused.stderr
     both = runner.invoke(app, ["curves", *db, "--with-audits", "--with-escalations"])
     assert both.exit_code == 2
     kept = runner.invoke(app, ["curves", *db, "--format", "json", "--with-escalations"])

@@ -801,9 +801,12 @@ def _require_one_probability(g: pd.DataFrame, group: Mapping[str, Any]) -> None:
         else np.full(len(g), np.nan)
     )
     pi = np.where(after, raw, 1.0)
-    if np.isfinite(pi).all() and pi.max() - pi.min() <= _SAME_P:
-        return
     n_review = int((~after).sum())
+    # A draw covers only the verdicts the enforced check let through (its passes, or fails): the
+    # other verdicts after the switch had probability 0, so reviews of every verdict and audits
+    # never share one population, even at equal probabilities (outside review).
+    if not n_review and np.isfinite(pi).all() and pi.max() - pi.min() <= _SAME_P:
+        return
     known = pi[after & np.isfinite(pi)]
     drawn = (
         f"{known.min():.3g}" if known.size and np.ptp(known) <= _SAME_P
@@ -814,9 +817,11 @@ def _require_one_probability(g: pd.DataFrame, group: Mapping[str, Any]) -> None:
     raise UsageError(
         f"--with-audits: the labels of {str(group['process'])!r} / {str(group['step'])!r} "
         f"(model {str(group['model'])!r}, question id {group['question_id']}) were seen with different "
-        f"probabilities ({reviews}{drawn} for {int(after.sum())} audit-draw labels): unweighted, "
-        "the curve would be the draw's and not the check's. Read the audits of one uniform draw "
-        "alone (--since the switch), or leave them out (the default)"
+        f"probabilities or frames ({reviews}{drawn} for {int(after.sum())} audit-draw labels, "
+        "which cover only the verdicts the draw was taken from): pooled, the curve would be "
+        "neither the check's nor the draw's. Read the audits of one uniform draw alone (--since "
+        "the switch; the curve is then over that draw's verdicts only), or leave them out (the "
+        "default)"
     )
 
 

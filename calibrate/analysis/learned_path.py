@@ -25,6 +25,9 @@ from calibrate.analysis.paths import Path, describe_config
 from calibrate.analysis.step_data import StepData, can_fail, replay_cached, rubric_levels
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
 
+# The gains' stacked sums and the rest's worst result read the codes as indices and maxima.
+assert (PASS, FAIL, UNSURE) == (0, 1, 2)
+
 # ----- learned paths: block coordinate ascent on a Lagrangian, on the search part
 
 #: Quantiles of the search part tried per continuous threshold.
@@ -381,11 +384,15 @@ def _neighbourhood(
     arr = np.concatenate(all_counts) if all_counts else np.zeros((0, 4))
     # Distinct option tuples in the order first met (a tie in the front's sort keeps that order),
     # each tuple read as one number in mixed radix (the options per question).
-    radix = np.cumprod([1] + [len(b.options) for b in blocks[:-1]], dtype=np.int64)
-    _, first = np.unique(keys @ radix, return_index=True)
+    sizes = [len(b.options) for b in blocks]
+    if math.prod(sizes) < 2**62:
+        radix = np.cumprod([1] + sizes[:-1], dtype=np.int64)
+        _, first = np.unique(keys @ radix, return_index=True)
+    else:  # the mixed-radix number would overflow: rows compared as they are
+        _, first = np.unique(keys, axis=0, return_index=True)
     first = np.sort(first)
     # Sums of predicted shares differ in the last bits with the summation order (BLAS, machine):
-    # rounded, candidates equal in exact arithmetic tie the same way everywhere.
+    # rounded, candidates equal in exact arithmetic tie alike on almost any machine.
     arr = np.round(arr[first], 9)
     return keys[first], (arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
 
