@@ -640,7 +640,18 @@ def questions_from_answers(ans: pd.DataFrame, limits: Limits | None = None) -> l
     defaults (``limits``; check-1's when ``None``): the questions and thresholds
     ``calibrate thresholds`` shows as today's (docs/method.md, "Data that goes in").
     """
-    return latest_questions(ans, limits or Limits())[0] if not ans.empty else []
+    if ans.empty:
+        return []
+    # Outside review: a question no process file names has no thresholds calibrate knows (the
+    # server's defaults are a guess the recorded results may contradict): then today's check is
+    # not shown or replayed at all, rather than invented; the recorded verdicts stand in.
+    if "in_process_file" not in ans or not ans["in_process_file"].fillna(False).astype(bool).any():
+        return []
+    named = ans[ans["in_process_file"].fillna(False).astype(bool)]["ask"].unique()
+    questions, known = latest_questions(ans, limits or Limits())
+    if not all(known) or any(q.ask not in set(named) for q in questions):
+        return []
+    return questions
 
 
 def _as_items(

@@ -239,7 +239,11 @@ def _step_view(
     verdict = step.enforced_verdict
     keep = enforced and step.pattern.get("recommended") == KEEP_ENFORCED
     # An enforced step's check stands as advisory: false; any other is still advisory.
-    current_yaml = check_yaml(step.current_check, advisory=not enforced, say_false=enforced)
+    current_yaml = (
+        check_yaml(step.current_check, advisory=not enforced, say_false=enforced)
+        if step.current_check
+        else ""  # today's thresholds unknown (no process file): nothing to paste
+    )
     # Only a certified suggestion is shown as one; otherwise today's check stands. On an
     # enforced step kept so it is an optional change of thresholds (advisory stays false).
     offered = step.thresholds.status == "ok" and (
