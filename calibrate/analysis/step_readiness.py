@@ -56,6 +56,7 @@ from calibrate.analysis.readiness_decision import (
 )
 from calibrate.analysis.stats import (
     MIN_N,
+    measurably_above,
 )
 from calibrate.analysis.step_data import (
     after_switch_labels,
@@ -679,14 +680,13 @@ def _points_right_way(point: dict[str, Any] | None, opts: ReadinessOptions) -> b
     """Whether the observed (point) rates already meet the limits, so more labels would help."""
     if not point or not point["false_pass"]["n"]:
         return False
-    fp = point["false_pass"]["rate"]
-    ff = point["false_fail"]["rate"]
-    return (
-        fp is not None
-        and fp < opts.alpha
-        and (ff is None or ff < opts.beta)
-        and point["coverage"] >= opts.min_coverage
+    # A rate points the wrong way only when measurably above its limit (outside review: 1 of 3
+    # false passes, observed above 5%, made a NO); coverage reads the answers alone.
+    wrong = any(
+        r["n"] and measurably_above(r["k"], r["n"], limit, delta=opts.delta)
+        for r, limit in ((point["false_pass"], opts.alpha), (point["false_fail"], opts.beta))
     )
+    return not wrong and point["coverage"] >= opts.min_coverage
 
 
 def _recorded_rates(labeled: pd.DataFrame) -> dict[str, Any] | None:
