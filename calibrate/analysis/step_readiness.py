@@ -637,9 +637,9 @@ def assess_step(
 def questions_from_answers(ans: pd.DataFrame, limits: Limits | None = None) -> list[Question]:
     """Today's questions when no process file lists them: the latest check's, as the search reads them.
 
-    With the process file's thresholds where it names a question, else the server
-    defaults (``limits``; check-1's when ``None``): the questions and thresholds
-    ``calibrate thresholds`` shows as today's (docs/method.md, "Data that goes in").
+    Only when a process file names every one of them with thresholds calibrate
+    knows; otherwise ``[]``: today's thresholds are unknown, and the server's
+    defaults (``limits``) would be a guess the recorded verdicts may contradict.
     """
     if ans.empty:
         return []

@@ -260,7 +260,11 @@ def _step_view(
     if keep and suggested_yaml == current_yaml:
         suggested_yaml = ""  # the suggestion is the check in force: no change to offer
     # An enforced step returned to advisory: its check as it stands, under review again.
-    return_yaml = check_yaml(step.current_check, advisory=True) if enforced and not keep else ""
+    return_yaml = (
+        check_yaml(step.current_check, advisory=True)
+        if enforced and not keep and step.current_check
+        else ""
+    )
     # What a person pasting the suggestion should know (a question switched off, ...).
     remarks = (
         [
