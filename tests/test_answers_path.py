@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from benchmarks import regimes
-from calibrate.analysis import learned_path as lp
+from calibrate.analysis import answers_path as ap
 from calibrate.analysis import threshold_search
 from calibrate.analysis import thresholds as th
 from calibrate.analysis.paths import describe_config
@@ -25,7 +25,7 @@ def _overconfident_three(n: int = 300, seed: int = 3) -> th.StepData:
 
 def test_predicted_acceptable_reads_the_stated_probabilities():
     data = _overconfident_three(150)
-    got = lp.predicted_acceptable(data)
+    got = ap.predicted_acceptable(data)
     assert got.shape == (data.n,) and ((got >= 0) & (got <= 1)).all()
     kinds = [q.kind for q in data.questions]
     assert kinds == [Kind.YES_NO, Kind.CHOICE, Kind.RUBRIC]
@@ -41,9 +41,9 @@ def test_predicted_acceptable_reads_the_stated_probabilities():
 
 def test_answers_path_never_reads_a_label():
     data = _overconfident_three()
-    path = lp.answers_path(data, alpha=0.1, delta=0.03, beta=0.3, relearn_lists=True)
+    path = ap.answers_path(data, alpha=0.1, delta=0.03, beta=0.3, relearn_lists=True)
     shuffled = replace(data, acceptable=np.random.default_rng(0).permutation(data.acceptable))
-    again = lp.answers_path(shuffled, alpha=0.1, delta=0.03, beta=0.3, relearn_lists=True)
+    again = ap.answers_path(shuffled, alpha=0.1, delta=0.03, beta=0.3, relearn_lists=True)
     assert again.describe == path.describe and len(path.describe) > 1  # the same path, in order
     assert (again.n_pass == path.n_pass).all()  # the same decisions on every row ...
     assert (again.false_pass != path.false_pass).any()  # ... tested on other labels

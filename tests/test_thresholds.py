@@ -13,6 +13,7 @@ from scipy import stats
 
 from calibrate import dataset
 from calibrate.analysis import certify, threshold_search
+from calibrate.analysis import learned_options as lo
 from calibrate.analysis import learned_path as lp
 from calibrate.analysis import step_data as sd
 from calibrate.analysis import thresholds as th
@@ -337,10 +338,12 @@ def test_vectorised_search_rule_equals_profile_decide(seed):
     data.answer[1][:5] = None  # missing names stay unsure
     data.confidence[2][:7] = np.nan
     search = np.arange(data.n)
-    layout = lp._layout(data, search, relearn_lists=bool(seed % 2))
+    layout = lo.option_layout(data, search, relearn_lists=bool(seed % 2))
     for block in layout.blocks:
         for k in rng.choice(len(block.options), size=min(25, len(block.options)), replace=False):
-            cfg = lp._config(data, layout, [0 if b is not block else k for b in layout.blocks])
+            cfg = lo.candidate_questions(
+                data, layout, [0 if b is not block else k for b in layout.blocks]
+            )
             q = cfg[block.q]
             want = decide(q, data.answer[block.q], data.confidence[block.q])
             missing = (
@@ -532,8 +535,8 @@ def test_never_failing_candidates_are_those_the_rule_never_fails(relearn):
     keys = [tuple(int(rng.integers(len(b.options))) for b in layout.blocks) for _ in range(400)]
     # Options that fail nothing, so that both answers occur.
     keys += [tuple(0 for _ in layout.blocks)]
-    got = lp._never_fail(data, layout, keys)
-    want = [not sd.can_fail(lp._config(data, layout, k)) for k in keys]
+    got = lo.never_fails(data, layout, keys)
+    want = [not sd.can_fail(lo.candidate_questions(data, layout, k)) for k in keys]
     assert got.tolist() == want
 
 
@@ -731,7 +734,7 @@ def test_coverage_at_least_jung_fixed_sequence_on_one_question():
 
 def test_buckets_group_equal_columns():
     codes = np.array([[0, 1, 0, 2, 1], [1, 1, 1, 0, 1]], dtype=np.int8)
-    bucket, columns = lp._buckets(codes)
+    bucket, columns = lo._buckets(codes)
     assert columns.shape == (2, 3)  # columns 0/2 and 1/4 are equal
     assert (columns[:, bucket] == codes).all()
     assert bucket[0] == bucket[2] and bucket[1] == bucket[4] and len(set(bucket[[0, 1, 3]])) == 3
@@ -743,7 +746,7 @@ def test_bucketed_gains_equal_dense_sums(seed):
     rng = np.random.default_rng(seed)
     data = three_questions(400, rng)
     search = np.arange(data.n)
-    layout = lp._layout(data, search, relearn_lists=bool(seed))
+    layout = lo.option_layout(data, search, relearn_lists=bool(seed))
     bad = ~data.acceptable
     vp = (1.0 + 7.5 * (0.05 - bad)).astype(np.float32)
     vf = (1.0 + 3.0 * (0.2 - ~bad)).astype(np.float32)
@@ -773,8 +776,8 @@ def test_neighbourhood_counts_every_deviation_once_as_a_replay_does():
     rng = np.random.default_rng(3)
     data = three_questions(300, rng)
     search = np.arange(data.n)
-    layout = lp._layout(data, search, relearn_lists=False)
-    cells = lp._Cells.of(layout, ~data.acceptable, data.forced_unsure)
+    layout = lo.option_layout(data, search, relearn_lists=False)
+    cells = lo.Cells.of(layout, ~data.acceptable, data.forced_unsure)
     sizes = [len(b.options) for b in layout.blocks]
     solutions = [tuple(int(rng.integers(m)) for m in sizes) for _ in range(3)]
     keys, (n_p, e_p, n_f, e_f) = lp._neighbourhood(
@@ -930,8 +933,8 @@ def test_cells_count_every_search_row_once():
     rng = np.random.default_rng(2)
     data = three_questions(500, rng)
     search = np.arange(data.n)
-    layout = lp._layout(data, search, relearn_lists=False)
-    cells = lp._Cells.of(layout, ~data.acceptable, data.forced_unsure)
+    layout = lo.option_layout(data, search, relearn_lists=False)
+    cells = lo.Cells.of(layout, ~data.acceptable, data.forced_unsure)
     assert cells.count.sum() == data.n
     assert int((cells.count * cells.bad).sum()) == int((~data.acceptable).sum())
     # Gains summed over cells, weighted by their rows, are the gains summed over rows.

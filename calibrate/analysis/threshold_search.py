@@ -89,12 +89,8 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis import fixed_paths
-from calibrate.analysis.learned_path import (
-    answers_path,
-    answers_path_applies,
-    certification_part,
-    joint_path,
-)
+from calibrate.analysis.answers_path import answers_path, answers_path_applies
+from calibrate.analysis.learned_path import certification_part, joint_path
 from calibrate.analysis.paths import (
     NEVER_FAILING_BELOW,
     Path,
@@ -144,7 +140,7 @@ FIXED_ONLY_BELOW = 250
 #: paths beside the learned path (each at half of delta); from here the learned path runs alone.
 LEARNED_ONLY_FROM = 1000
 #: Several questions: below this many labels a path ordered by the answers alone (no label,
-#: :func:`~calibrate.analysis.learned_path.answers_path`) runs beside the learned path, tested on
+#: :func:`~calibrate.analysis.answers_path.answers_path`) runs beside the learned path, tested on
 #: every label. Measured on the power study's seeds (three questions, 40 datasets a cell, 150 and
 #: 300 labels): the summed mean certified auto-pass of 32 cells rose by 1.86, 21 cells up, none
 #: down. At 1,500 labels (20 datasets a cell), where the learned path's certification part is

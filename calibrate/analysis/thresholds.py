@@ -6,7 +6,9 @@ each (data moves down this list, never up):
 * :mod:`calibrate.analysis.step_data`: the labeled data of one step
   (:class:`StepData`, :func:`step_data`) and the replay of a configuration;
 * :mod:`calibrate.analysis.paths`, :mod:`calibrate.analysis.fixed_paths`,
-  :mod:`calibrate.analysis.learned_path`: the candidate paths;
+  :mod:`calibrate.analysis.learned_options`,
+  :mod:`calibrate.analysis.learned_path`, :mod:`calibrate.analysis.answers_path`:
+  the candidate paths;
 * :mod:`calibrate.analysis.certify`: the tests and the walks along a path;
 * :mod:`calibrate.analysis.threshold_result`: the result of one step's search
   (:class:`StepThresholds`) and its JSON;
