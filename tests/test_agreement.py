@@ -23,10 +23,10 @@ from calibrate.analysis.agreement import (
     agreement_records,
     approvers,
 )
+from calibrate.analysis.bootstrap import bootstrap_ci
 from calibrate.analysis.corrected import corrected_pass_rate
+from calibrate.analysis.kappa import cohen_kappa
 from calibrate.analysis.stats import (
-    bootstrap_ci,
-    cohen_kappa,
     rogan_gladen,
     two_proportion_test,
     wilson_interval,

@@ -17,7 +17,8 @@ import pytest
 from calibrate import dataset
 from calibrate.analysis import agreement as lib
 from calibrate.analysis import corrected
-from calibrate.analysis.stats import bootstrap_ci, bootstrap_counts_ci, wilson_interval
+from calibrate.analysis.bootstrap import bootstrap_ci, bootstrap_counts_ci
+from calibrate.analysis.stats import wilson_interval
 from calibrate.consistency import contradicting_results, contradiction_count
 from calibrate.store import connect
 

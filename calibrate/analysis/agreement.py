@@ -37,8 +37,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from calibrate.analysis.kappa import cohen_kappa
 from calibrate.analysis.rate import plain as _plain
-from calibrate.analysis.stats import MIN_N, cohen_kappa, wilson_interval
+from calibrate.analysis.stats import MIN_N, wilson_interval
 
 #: Group keys accepted by ``by``; ``approver`` is the decision's ``decided_by``,
 #: ``week``/``day``/``month`` are UTC buckets of the check's ``at``.

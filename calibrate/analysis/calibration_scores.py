@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sp_stats
 
-from calibrate.analysis.stats import bootstrap_ci, bootstrap_counts_ci, wilson_interval
+from calibrate.analysis.bootstrap import bootstrap_ci, bootstrap_counts_ci
+from calibrate.analysis.stats import wilson_interval
 from calibrate.defaults import DEFAULT_BINS, DEFAULT_N_BOOT, DEFAULT_SEED
 from calibrate.errors import UsageError
 
@@ -318,9 +319,9 @@ def bootstrap_ece_interval(
     pair was drawn, so when the pairs are few (at most :data:`COMPACT_SHARE`
     of the rows, e.g. probabilities given to three decimals) their counts are
     drawn directly from the multinomial a row resample induces
-    (:func:`calibrate.analysis.stats.bootstrap_counts_ci`): the same
+    (:func:`calibrate.analysis.bootstrap.bootstrap_counts_ci`): the same
     distribution at a cost of pairs, not rows, per resample. Otherwise rows
-    are resampled by :func:`calibrate.analysis.stats.bootstrap_ci`,
+    are resampled by :func:`calibrate.analysis.bootstrap.bootstrap_ci`,
     vectorised: each chunk of resamples is binned with one ``bincount``.
 
     Notes
