@@ -46,7 +46,7 @@ _LAZY = {
     "corrected_pass_rate": "calibrate.analysis.corrected",
     "calibrate_answers": "calibrate.analysis.calibration",
     "fit_recalibrator": "calibrate.analysis.calibration",
-    "reliability_curve": "calibrate.analysis.calibration",
+    "reliability_curve": "calibrate.analysis.reliability",
     "suggest_thresholds": "calibrate.analysis.thresholds",
     "suggest_from_store": "calibrate.analysis.thresholds",
     "assess_store": "calibrate.analysis.readiness",

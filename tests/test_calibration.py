@@ -26,15 +26,14 @@ from calibrate.analysis.calibration import (
     calibrate_store,
     calibration_errors,
     category_rates,
-    choice_calibration,
     fit_recalibrator,
     learn_pass_level,
     non_monotone_levels,
     recalibrators,
     reliability_bins,
-    reliability_curve,
-    rubric_calibration,
 )
+from calibrate.analysis.question_calibration import choice_calibration, rubric_calibration
+from calibrate.analysis.reliability import reliability_curve
 from calibrate.dataset import Filters
 from calibrate.errors import UsageError
 from calibrate.report.plots import (

@@ -29,11 +29,9 @@ from calibrate.drawing import (
 from calibrate.textsafe import NO_MODEL, shown_name, step_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from calibrate.analysis.calibration import (
-        QuestionCalibration,
-        Recalibrator,
-        ReliabilityCurve,
-    )
+    from calibrate.analysis.question_calibration import QuestionCalibration
+    from calibrate.analysis.recalibration import Recalibrator
+    from calibrate.analysis.reliability import ReliabilityCurve
 
 
 def _margins(
@@ -112,7 +110,7 @@ class ReliabilityDisplay:
         recalibrator: Recalibrator | None = None,
         title: str | None = None,
     ) -> ReliabilityDisplay:
-        """A display of a :class:`~calibrate.analysis.calibration.ReliabilityCurve`."""
+        """A display of a :class:`~calibrate.analysis.reliability.ReliabilityCurve`."""
         return cls(
             curve.bins,
             n=curve.n,

@@ -37,7 +37,7 @@ from calibrate.drawing import (  # noqa: F401 - re-exported for the faces
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from calibrate.analysis.calibration import QuestionCalibration
+    from calibrate.analysis.question_calibration import QuestionCalibration
 
 
 def save_figure(fig: Any, directory: str | Path, stem: str, *, dpi: int = 100) -> dict[str, Path]:
