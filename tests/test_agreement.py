@@ -24,7 +24,7 @@ from calibrate.analysis.agreement import (
     approvers,
 )
 from calibrate.analysis.bootstrap import bootstrap_ci
-from calibrate.analysis.corrected import corrected_pass_rate
+from calibrate.analysis.corrected import corrected_pass_rate, corrected_records
 from calibrate.analysis.kappa import cohen_kappa
 from calibrate.analysis.stats import (
     rogan_gladen,
@@ -340,6 +340,53 @@ def test_corrected_pass_rate_ignores_superseded_checks():
     old = synth(30, rng, prevalence=0.7, labeled=False, is_latest=False)
     out = corrected_pass_rate(pd.concat([lab, old], ignore_index=True)).iloc[0]
     assert out["n_unlabeled"] == 0
+
+
+def test_corrected_pass_rate_reads_reviews_not_labels_after_the_switch():
+    """An audit draw by band over-samples the passes near the thresholds, where the false passes
+    are: counted unweighted beside the reviews, its labels moved TNR from 0.80 to 0.64, and
+    the drawn checks left the set estimated. Audit labels, escalations and other decisions after
+    the switch are left out of TPR/TNR and counted; their checks stay, unlabeled. Fails on the
+    old code."""
+    # Reviews of every verdict (advisory: true): TPR 720/800 = 0.9, TNR 160/200 = 0.8.
+    reviews = frame(["pass"] * 720 + ["fail"] * 80 + ["pass"] * 40 + ["fail"] * 160,
+                    [True] * 800 + [False] * 200)  # fmt: skip
+    # After the switch: 700 passes, 300 fails, 40 escalated unsure verdicts. A by-band draw takes
+    # every near pass (100, half not acceptable) and a quarter of the far ones (150 of 600).
+    n = 1040
+    verdict = ["pass"] * 700 + ["fail"] * 300 + ["unsure"] * 40
+    label = [pd.NA] * n
+    label[:100] = [True, False] * 50
+    label[100:250] = [True] * 150
+    label[250:255] = [False] * 5  # decisions on far passes no draw drew
+    label[1000:] = [True] * 40  # the escalations, as --with-escalations reads them
+    after = frame(verdict, label, advisory=False, audited=False, inclusion_p=np.nan,
+                  left_out=False)  # fmt: skip
+    after["check_id"] = "a" + after["check_id"]
+    after.loc[:249, "audited"] = True
+    after.loc[:99, "inclusion_p"] = 1.0
+    after.loc[100:599, "inclusion_p"] = 0.25
+    after.loc[250:254, "left_out"] = True
+    after.loc[1000:, "left_out"] = True
+    out = corrected_pass_rate(pd.concat([reviews, after], ignore_index=True), n_boot=300).iloc[0]
+    assert out["tpr"] == pytest.approx(0.9) and out["tnr"] == pytest.approx(0.8)
+    assert out["n_labeled"] == 1000
+    assert (out["left_out_audits"], out["left_out_escalations"], out["left_out_undrawn"]) == (
+        250, 40, 5,
+    )  # fmt: skip
+    # Every check after the switch is estimated, drawn or not: the pass rate is the check's.
+    assert out["n_unlabeled"] == 1040 and out["n_unlabeled_decided"] == 1000
+    assert out["apparent_pass_rate"] == pytest.approx(0.7)
+    assert out["estimate"] == pytest.approx((0.7 + 0.8 - 1) / (0.9 + 0.8 - 1))
+    # The same as with those labels never recorded (the filters' default reads them as none).
+    blank = after.assign(label=pd.array([pd.NA] * n, dtype="boolean"), audited=False)
+    ref = corrected_pass_rate(pd.concat([reviews, blank], ignore_index=True), n_boot=300).iloc[0]
+    for col in ("tpr", "tnr", "apparent_pass_rate", "estimate", "low", "high"):
+        assert out[col] == ref[col], col
+    (rec,) = corrected_records(corrected_pass_rate(pd.concat([reviews, after]), n_boot=50))
+    assert rec["left_out"] == {"audits": 250, "escalations": 40, "undrawn": 5}
+    with pytest.raises(ValueError, match="cannot group unlabeled"):
+        corrected_pass_rate(reviews, by=["process", "labels"])
 
 
 # -- edge cases ---------------------------------------------------------------

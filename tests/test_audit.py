@@ -368,3 +368,44 @@ def test_the_audit_csv_is_blind_unless_asked(store, tmp_path):
     rows = list(csv.DictReader(shown.open(encoding="utf-8")))
     assert len(rows) == result.n_drawn and {r["verdict"] for r in rows} == {"pass"}
     assert all(r["answers"] for r in rows)
+
+
+def test_corrected_rate_measures_tpr_tnr_on_reviews_and_counts_the_audits(
+    tmp_path, enforced_export
+):
+    """`agreement --corrected` counted a by-band draw's labels unweighted beside the reviews
+    (biasing TPR/TNR) and dropped the drawn checks from the set it estimates (biasing the
+    apparent pass rate). Now both match the store before the audits, and the output counts what
+    it left out. Fails on the old code."""
+    db = tmp_path / "s.duckdb"
+    args = ["agreement", "--db", str(db), "--process", STEP["process"], "--corrected"]
+
+    def corrected(*more):
+        result = runner.invoke(app, [*args, *more])
+        assert result.exit_code == 0, result.output
+        return result
+
+    con = connect(db)
+    ingest(con, [enforced_export])
+    con.close()
+    (before,) = json.loads(corrected("--format", "json").stdout)
+    con = connect(db)
+    result = audit.draw(con, **STEP, rate=0.3, verdicts=("pass", "fail"), by_band=True, seed=3)
+    assert len(set(result.drawn["inclusion_p"])) > 1  # unequal probabilities, by band
+    audit.write_csv(result, tmp_path / "audit.csv")
+    review_audit(tmp_path / "audit.csv", enforced_export / ".truth", tmp_path / "f.csv")
+    ingest(con, [tmp_path / "f.csv"])
+    sql = "SELECT count(*) FILTER (audited AND label IS NOT NULL), count(*) FILTER (left_out) FROM labeled"
+    n_audits, esc = con.execute(sql).fetchone()
+    con.close()
+    assert n_audits > 20
+    out = corrected("--format", "json")
+    (after,) = json.loads(out.stdout)
+    for key in ("tpr", "tnr", "n_labeled", "apparent_pass_rate", "estimate", "ci"):
+        assert after[key] == before[key], key
+    assert after["left_out"] == {"audits": n_audits, "escalations": esc, "undrawn": 0}
+    assert f"{n_audits + esc} labels after the switch left out of TPR/TNR" in out.stderr
+    text = corrected().stdout
+    assert f"({n_audits} audit-draw labels, {esc} escalations after the switch left out" in text
+    refused = runner.invoke(app, [*args, "--with-escalations"])
+    assert refused.exit_code == 2 and "--with-escalations does not apply" in refused.output

@@ -161,16 +161,72 @@ def test_the_model_table_keeps_audit_draws_apart_from_reviews(stable, tmp_path):
     assert all("%" in row[-1] for row in reviewed), reviewed
 
 
-def test_an_enforced_step_with_no_audit_yet_renders_in_every_format(tmp_path):
-    """No audited pass yet, so no e-value figure: report.md crashed on the missing figure's name
-    (jinja2 UndefinedError; outside review), the README's flow before the first review."""
-    out, db = tmp_path / "exp", str(tmp_path / "s.duckdb")
+@pytest.fixture(scope="module")
+def unaudited(tmp_path_factory):
+    """Enforced, no audit drawn yet."""
+    root = tmp_path_factory.mktemp("unaudited")
+    out, db = root / "exp", str(root / "s.duckdb")
     sim = ["simulate", "--runs", "600", "--seed", "2", "--enforce-weeks", "4", "--out", str(out)]
     assert runner.invoke(app, sim).exit_code == 0
     assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(out)]).exit_code == 0
-    md, doc = _report(db, tmp_path / "rep")
+    return db
+
+
+def test_an_enforced_step_with_no_audit_yet_renders_in_every_format(unaudited, tmp_path):
+    """No audited pass yet, so no e-value figure: report.md crashed on the missing figure's name
+    (jinja2 UndefinedError; outside review), the README's flow before the first review."""
+    md, doc = _report(unaudited, tmp_path / "rep")
     (switch,) = doc["since_the_switch"]
     assert switch["status"] == "no_audits" and "## Since the switch" in md
+
+
+def _switch_sections(out) -> dict[str, str]:
+    """The "Since the switch" section of report.md and report.html, Markdown escapes undone."""
+    md = (out / "report.md").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    return {
+        "md": md.split("## Since the switch", 1)[1].split("\n---", 1)[0].replace("\\", ""),
+        "html": html.split('id="since-the-switch"', 1)[1].split("</section>", 1)[0],
+    }
+
+
+def test_since_the_switch_gives_the_audit_plan_once(unaudited, tmp_path):
+    """The action of a step with no audit yet held the whole audit plan, and the plan's own line
+    said it again (the paragraph twice in a row). Fails on the old code."""
+    _, doc = _report(unaudited, tmp_path / "rep")
+    (switch,) = doc["since_the_switch"]
+    assert switch["status"] == "no_audits"
+    # report.json keeps the monitor's whole action, plan included, as `calibrate monitor` says it.
+    plan_words = "and raises a false alarm with probability at most"
+    assert plan_words in switch["action"]
+    for kind, section in _switch_sections(tmp_path / "rep").items():
+        assert section.count(plan_words) == 1, kind
+        assert section.count("passes a week") == 1, kind  # the plan's figures, once
+        assert "Audit plan: " in section and "as the audit plan below says" in section, kind
+        assert section.count("no decided audits yet") == 1, kind
+        assert "No audited passes yet" not in section, kind
+        assert "calibrate audit draw --process invoice-matching --step match_invoice" in section
+
+
+def test_since_the_switch_says_an_alarm_once(shifted, tmp_path):
+    """The alarm's count, interval and crossing were in the rate's line, again among the
+    warnings and a third time inside the action. Fails on the old code."""
+    _, doc = _report(shifted, tmp_path / "rep")
+    (switch,) = [s for s in doc["since_the_switch"] if (s["process"], s["step"]) == STEP]
+    assert switch["status"] == "alarm"
+    fp = switch["false_pass"]
+    count = f"{fp['bad']} of {fp['audited']} audited"
+    when = fp["alarm_at"][:10]
+    for kind, section in _switch_sections(tmp_path / "rep").items():
+        assert section.count(count) == 1, kind
+        assert section.count(when) == 1, kind
+        # Every figure keeps its n: the rate and its interval sit in the line with the count.
+        line = next(ln for ln in section.splitlines() if count in ln)
+        assert f"{fp['rate']:.1%}" in line and "confidence sequence" in line, kind
+        assert "re-examined (the alarm above). In the process file:" in section, kind
+        assert "advisory: true" in section, kind
+        # That escalations are left out is said once, under the section's heading.
+        assert section.count("not used above") == 1 and "left out of cert" not in section, kind
 
 
 def test_an_alarm_pastes_advisory_back_and_certifies_nothing_against_it(shifted, tmp_path):

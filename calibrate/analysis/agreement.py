@@ -132,7 +132,7 @@ _ANALYSIS_COLUMNS = {
     "agreement": ("verdict", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
     "question": ("result", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
     "approvers": ("verdict", "label", "decided_at", "at", "decided_by", "model"),
-    "corrected": ("verdict", "label", "is_latest"),
+    "corrected": ("verdict", "label", "is_latest", "advisory", "audited", "left_out"),
 }
 
 
@@ -173,8 +173,9 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
     return list(dict.fromkeys([*_ANALYSIS_COLUMNS[analysis], *flat]))
 
 
-#: Columns an analysis reads only where they are present (the draws', for the unequal-draw flags).
-_OPTIONAL_COLUMNS = frozenset({"audited", "inclusion_p", "advisory"})
+#: Columns an analysis reads only where they are present (where a label comes from: the
+#: unequal-draw flags, and the labels after the switch the corrected rate leaves out).
+_OPTIONAL_COLUMNS = frozenset({"audited", "inclusion_p", "advisory", "left_out"})
 
 
 def require_columns(

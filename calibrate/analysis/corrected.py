@@ -3,8 +3,9 @@
 Once approvals stop, the check's verdicts are all that is seen of the
 submissions it decides alone. The Rogan-Gladen estimator corrects their
 apparent pass rate with the check's sensitivity and specificity measured on
-the labeled submissions of the same group; a percentile bootstrap of both sets
-gives its interval (references in :func:`corrected_pass_rate`). Takes the
+the reviews of every verdict of the same group (labels after the switch are
+left out and counted); a percentile bootstrap of both sets gives its interval
+(references in :func:`corrected_pass_rate`). Takes the
 DataFrame of :func:`calibrate.dataset.submissions` and returns one row per
 group, as the functions of :mod:`calibrate.analysis.agreement` do.
 """
@@ -25,14 +26,18 @@ from calibrate.analysis.agreement import (
 )
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import MIN_N, rogan_gladen
+from calibrate.analysis.step_data import after_switch_labels
 
-__all__ = ["CORRECTED_COLUMNS", "corrected_pass_rate", "corrected_records"]
+__all__ = ["CORRECTED_COLUMNS", "LEFT_OUT_KINDS", "corrected_pass_rate", "corrected_records"]
 
 #: Columns of :func:`corrected_pass_rate` after the group keys.
 CORRECTED_COLUMNS = [
-    "n_labeled", "n_unlabeled", "n_unlabeled_decided", "labeled_acceptable_rate", "apparent_pass_rate",
+    "n_labeled", "left_out_audits", "left_out_escalations", "left_out_undrawn",
+    "n_unlabeled", "n_unlabeled_decided", "labeled_acceptable_rate", "apparent_pass_rate",
     "tpr", "tnr", "estimate", "low", "high", "n_boot", "note",
 ]  # fmt: skip
+#: The kinds of labels after the switch left out of TPR/TNR (``left_out_<kind>`` columns).
+LEFT_OUT_KINDS = ("audits", "escalations", "undrawn")
 
 
 def corrected_pass_rate(
@@ -67,17 +72,39 @@ def corrected_pass_rate(
     bound every time) is not reported: it would claim a certainty the
     resampling cannot give.
 
+    ``tpr`` and ``tnr`` are measured on the reviews of every verdict (checks
+    recorded with ``advisory: true``) and never on labels of checks recorded
+    with ``advisory: false``. Those are a sample the enforced check selected
+    (its escalations: the unsure region alone) or drew among its own verdicts
+    (audit draws: only passes by default, and ``--by-band`` draws over-sample
+    the verdicts near the thresholds at unequal inclusion probabilities), so
+    counted beside the reviews they bias ``tpr`` and ``tnr``. Weighting audit
+    labels by ``1 / inclusion_p`` would not mend it: a draw covers only the
+    verdicts it was taken from (the others had probability 0), so pooled with
+    the reviews the weighted table mixes two populations. Such labels are left
+    out and counted by kind (``left_out_audits``, ``left_out_escalations``,
+    ``left_out_undrawn``); only the label is left out: the check stays, unlabeled,
+    among the submissions estimated (an audited pass was decided by the check
+    alone like any other, and dropping the drawn ones would bias the apparent
+    pass rate as the draw chose them). Until 2026-12 audit labels counted
+    unweighted beside the reviews, and the drawn checks left the set estimated.
+
     Assumes the labeled submissions are representative of the unlabeled ones
-    (same step, model and kind of work); a drift breaks the correction.
+    (same step, model, thresholds and kind of work); a drift breaks the
+    correction (after the switch, :mod:`calibrate.analysis.monitor` tests the
+    check on its audits, weighted).
 
     Parameters
     ----------
     submissions : pandas.DataFrame
         As returned by :func:`calibrate.dataset.submissions`. Labeled rows are
-        those with a ``label``; unlabeled submissions are the latest check of
-        each attempt (``is_latest``) without one.
+        those with a ``label`` on a check not recorded ``advisory: false``;
+        unlabeled submissions are the latest check of each attempt
+        (``is_latest``) without such a label. ``advisory``, ``audited`` and
+        ``left_out`` are read where present (without ``advisory`` every label
+        counts).
     by : str or sequence of str, optional
-        Group keys (not ``question`` or ``approver``); default
+        Group keys (not ``question``, ``approver`` or ``labels``); default
         :data:`DEFAULT_BY`.
     confidence : float, default=0.95
         Level of the bootstrap interval.
@@ -92,7 +119,13 @@ def corrected_pass_rate(
     Returns
     -------
     pandas.DataFrame
-        The key columns, then :data:`CORRECTED_COLUMNS`: ``n_unlabeled`` (all
+        The key columns, then :data:`CORRECTED_COLUMNS`: ``n_labeled`` (the
+        labels ``tpr`` and ``tnr`` are measured on), the labels after the
+        switch left out of them (``left_out_audits``: audit-draw labels;
+        ``left_out_escalations``: decided unsure or error verdicts;
+        ``left_out_undrawn``: decisions on enforced pass or fail checks no
+        draw drew; the last two also when the frame reads their decisions as
+        none, by its ``left_out`` column), ``n_unlabeled`` (all
         unlabeled latest checks) and ``n_unlabeled_decided`` (those with a pass
         or fail verdict, the ones estimated), ``apparent_pass_rate`` of the
         decided unlabeled set, ``tpr``/``tnr`` from the labeled set,
@@ -114,8 +147,10 @@ def corrected_pass_rate(
        Preventive Veterinary Medicine 113(1), 13-22.
     """
     keys = validate_by(by, default=DEFAULT_BY)
-    bad = [k for k in keys if k in ("question", "approver")]
+    bad = [k for k in keys if k in ("question", "approver", "labels")]
     if bad:
+        # ``labels`` would put the labels the correction is measured on and the
+        # submissions it corrects in different groups.
         raise ValueError(
             f"{bad} cannot group unlabeled submissions; use process, step, model or time keys"
         )
@@ -123,7 +158,9 @@ def corrected_pass_rate(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     require_columns(submissions, by, analysis="corrected")
     label = submissions["label"].astype("boolean")
-    labeled = label.notna().to_numpy()
+    # A label after the switch is set aside, its check kept unlabeled (see above).
+    after = after_switch_labels(submissions)
+    labeled = label.notna().to_numpy() & ~after
     acc = label.fillna(False).to_numpy(dtype=bool)
     latest = submissions["is_latest"].astype("boolean").fillna(True).to_numpy(dtype=bool)
     unlabeled = ~labeled & latest
@@ -131,8 +168,12 @@ def corrected_pass_rate(
     passed = (verdict == "pass").fillna(False).to_numpy(dtype=bool)
     failed = (verdict == "fail").fillna(False).to_numpy(dtype=bool)
     decided = passed | failed
+    audits, other = _after_switch_kinds(submissions, after)
     values = pd.DataFrame(
         {
+            "left_out_audits": audits.astype(np.int64),
+            "left_out_escalations": (other & ~decided).astype(np.int64),
+            "left_out_undrawn": (other & decided).astype(np.int64),
             "tp": (labeled & acc & passed).astype(np.int64),
             "fn": (labeled & acc & failed).astype(np.int64),
             "fp": (labeled & ~acc & passed).astype(np.int64),
@@ -188,6 +229,26 @@ def corrected_pass_rate(
     out = out[[*keys, *CORRECTED_COLUMNS]]
     out.attrs["interval_method"] = f"percentile bootstrap {confidence:.0%}, {n_boot} resamples"
     return out
+
+
+def _after_switch_kinds(
+    submissions: pd.DataFrame, after: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: an audit-draw label set aside, and another decision after the switch left out.
+
+    The second is read from the ``left_out`` column where present, so that it counts the
+    decisions the filters already read as none (:meth:`calibrate.dataset.Filters.source`).
+    """
+    audited = (
+        submissions["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        if "audited" in submissions.columns
+        else np.zeros(len(submissions), bool)
+    )
+    if "left_out" in submissions.columns:
+        other = submissions["left_out"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+    else:
+        other = after & ~audited
+    return after & audited & ~other, other
 
 
 def _rg_bootstrap(
@@ -261,11 +322,15 @@ def corrected_records(df: pd.DataFrame) -> list[dict]:
     """The rows of :func:`corrected_pass_rate` as JSON-ready dicts.
 
     Each has the keys, the columns of :data:`CORRECTED_COLUMNS` with ``low``
-    and ``high`` folded into ``ci``, and ``interval_method``.
+    and ``high`` folded into ``ci`` and the ``left_out_<kind>`` counts into
+    ``left_out`` (``{"audits": ..., "escalations": ..., "undrawn": ...}``), and
+    ``interval_method``.
     """
     records = []
+    folded = ("low", "high", "note", *(f"left_out_{k}" for k in LEFT_OUT_KINDS))
     for row in df.to_dict("records"):
-        rec = {k: _plain(v) for k, v in row.items() if k not in ("low", "high", "note")}
+        rec = {k: _plain(v) for k, v in row.items() if k not in folded}
+        rec["left_out"] = {k: int(row[f"left_out_{k}"]) for k in LEFT_OUT_KINDS}
         rec["ci"] = [_plain(row["low"]), _plain(row["high"])]
         rec["note"] = _plain(row["note"]) or ""
         rec["interval_method"] = df.attrs.get("interval_method", "percentile bootstrap")

@@ -75,6 +75,12 @@ class StepMonitor:
     period: int = 1
     #: Earlier periods of the step (:func:`_earlier_periods`): shown, no part of the status.
     earlier: tuple[dict[str, Any], ...] = ()
+    #: The ``warnings`` that restate a rate's alarm (its crossing, count and interval): a page
+    #: showing the rates beside the warnings shows these facts once, with the rate.
+    rate_alarms: tuple[str, ...] = ()
+    #: ``action`` without what a page shows beside it: the reason (one of ``warnings``) and the
+    #: audit plan (``plan``). The terminal prints ``action`` whole.
+    brief_action: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -205,17 +211,19 @@ def monitor_step(
             f"a new evaluator model ({model}) on an enforced step: the certificate was for "
             f"{certified_model}"
         )
+    rate_alarms: list[str] = []
     if fp.alarm:
-        alarms.append(
+        rate_alarms.append(
             f"false passes: {crossing(fp, delta)}; {fp.bad} of {fp.audited} audited passes not "
             f"acceptable (rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence "
             f"{fp.lower:.3f}–{fp.upper:.3f})"
             + (f"; {note}" if (note := fp.interval_note()) else "")
         )
     if ff is not None and ff.alarm:
-        alarms.append(
+        rate_alarms.append(
             f"false fails: {crossing(ff, delta)}; {ff.bad} of {ff.audited} audited fails acceptable"
         )
+    alarms += rate_alarms
     label_free = "(label-free, no certificate: a sign to audit more, not a verdict on the check)"
     if len(unsure_ref) and len(unsure_now):
         warn, now, (lo, hi) = share_warning(
@@ -246,19 +254,24 @@ def monitor_step(
     if alarms:
         status = "alarm"
         action = restore_advisory_text(step, "; ".join(alarms))
+        brief = restore_advisory_text(step, None)
         warnings = alarms + warnings
     elif fp.audited == 0 and not fp.pending:
         status = "no_audits"
-        action = (
-            "No audited passes yet: draw an audit (`calibrate audit draw --process "
-            f"{process} --step {step} --rate {_rate_arg(plan)} --out audit.csv`). "
-            + (plan.text(enforced=True) if plan else "")
+        command = (
+            f"`calibrate audit draw --process {process} --step {step} --rate {_rate_arg(plan)} "
+            "--out audit.csv`"
         )
+        action = f"No audited passes yet: draw an audit ({command}). " + (
+            plan.text(enforced=True) if plan else ""
+        )
+        # A page says "no audit yet" in the rate's line and the plan in its own.
+        brief = f"Draw an audit ({command})" + (", as the audit plan below says." if plan else ".")
     else:
         status = "no_audits" if fp.audited == 0 else "warning" if warnings else "ok"
         # Drawn checks awaiting a decision: a new draw would find them used up, so the next
         # step is to record them, not to draw again.
-        action = pending_text([m for m in (fp, ff) if m is not None])
+        action = brief = pending_text([m for m in (fp, ff) if m is not None])
         overdue = _overdue_since([m for m in (fp, ff) if m is not None], enforced["at"])
         if overdue is not None:
             status = "stale"
@@ -272,7 +285,7 @@ def monitor_step(
         process=process, step=step, model=model,
         enforced_since=since.to_pydatetime() if since is not None else None, status=status,
         false_pass=fp, false_fail=ff, escalations=_escalations(enforced), warnings=warnings,
-        action=action, plan=plan,
+        action=action, plan=plan, rate_alarms=tuple(rate_alarms), brief_action=brief,
     )  # fmt: skip
 
 
@@ -570,15 +583,22 @@ def _standing_alarm(s: StepMonitor, history: Sequence[dict[str, Any]], checks: p
         f"recorded with advisory: true have been labeled since (at least {RECERTIFY_MIN_LABELS} "
         "to certify the check again): the alarm stands"
     )
-    action = restore_advisory_text(step, why)
-    return replace(s, status="alarm", warnings=[why, *s.warnings], action=action, plan=None)
+    return replace(
+        s, status="alarm", warnings=[why, *s.warnings], action=restore_advisory_text(step, why),
+        brief_action=restore_advisory_text(step, None), plan=None,
+    )  # fmt: skip
 
 
-def restore_advisory_text(step: str, why: str) -> str:
-    """The action of an alarm: put ``advisory: true`` back, with the paste-ready YAML."""
+def restore_advisory_text(step: str, why: str | None) -> str:
+    """The action of an alarm: put ``advisory: true`` back, with the paste-ready YAML.
+
+    ``why`` is the alarm in words; ``None`` refers to the alarm shown above the action instead
+    (the report lists it among the warnings: said once).
+    """
+    reason = why if why is not None else "the alarm above"
     return (
         "Restore advisory: true on this step, so a person decides again while the check is "
-        f"re-examined ({why}). In the process file:\n"
+        f"re-examined ({reason}). In the process file:\n"
         # Quoted as YAML needs: a step id is record text (`chk #1: a`).
         + yaml_block([{"id": step, "advisory": True}], indent=2).rstrip("\n")
     )

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from calibrate.cli.app import app, handle_errors
+from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import (
     AdvisoryOnlyOption,
     DbOption,
@@ -97,7 +97,10 @@ def agreement_command(
             "--corrected",
             help=(
                 "Estimated true acceptable rate of the unlabeled submissions the check passed "
-                "or failed (Rogan-Gladen; unsure ones go to a person)."
+                "or failed (Rogan-Gladen; unsure ones go to a person), from TPR/TNR on the "
+                "reviews of every verdict (advisory: true): labels after the switch (audit "
+                "draws, escalations) are left out and counted, their checks estimated as "
+                "unlabeled. Not with --with-escalations."
             ),
         ),
     ] = False,
@@ -129,6 +132,12 @@ def agreement_command(
     require_format(fmt, "agreement", Format.table, Format.json, Format.csv)
     if show_approvers and corrected:
         raise UsageError("choose one of --approvers and --corrected")
+    if corrected and with_escalations:
+        raise UsageError(
+            "--corrected measures TPR/TNR on the reviews of every verdict (advisory: true) only: "
+            "decisions after the switch are a sample the enforced check selected or drew, so "
+            "--with-escalations does not apply (they are left out and counted)"
+        )
     keys = parse_by(by)
     filters = make_filters(process, step, model, since, until, advisory_only, with_escalations)
     analysis = "approvers" if show_approvers else "corrected" if corrected else "agreement"
@@ -137,7 +146,8 @@ def agreement_command(
     con = connect(db, read_only=True)
     try:
         require_known(con, filters)
-        note_left_out(con, filters)
+        if not corrected:  # --corrected says what it left out itself, from its own counts
+            note_left_out(con, filters)
         # Only the columns the analysis reads, in any order (it aggregates): the whole
         # view as pandas objects took 1.9 GiB at a million runs.
         try:
@@ -158,6 +168,9 @@ def agreement_command(
         elif corrected:
             df = corrected_lib.corrected_pass_rate(subs, by=keys)
             records = corrected_lib.corrected_records(df)
+            left = {k: int(df[f"left_out_{k}"].sum()) for k in corrected_lib.LEFT_OUT_KINDS}
+            if sum(left.values()):
+                err.print(f"note: {corrected_left_out_text(left)}", markup=False, soft_wrap=True)
         else:
             df = lib.agreement(subs, by=keys, answers=ans)
             records = lib.agreement_records(df)
@@ -361,14 +374,44 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
         out += _wrap(
             f"from TPR {tpr}, TNR {tnr} on {row['n_labeled']} labeled (acceptable {lab_s})"
         )
+        left = {k: row[f"left_out_{k}"] for k in corrected_lib.LEFT_OUT_KINDS}
+        if sum(left.values()):
+            out += _wrap(f"({left_out_parts(left)} after the switch left out of TPR/TNR)")
         if row["note"]:
             out += _wrap(f"note: {strip_control(row['note'])}")
         out.append("")
     foot = (
         "Rogan-Gladen on the pass and fail verdicts (unsure ones go to a person, so they are "
-        "left out): (pass rate + TNR - 1) / (TPR + TNR - 1), clipped to [0, 1]; assumes the "
+        "left out): (pass rate + TNR - 1) / (TPR + TNR - 1), clipped to [0, 1]; TPR and TNR "
+        "from the reviews of every verdict (advisory: true), never from labels after the "
+        "switch, whose checks count as unlabeled; assumes the "
         "labeled submissions are like the unlabeled ones. "
         f"Interval: {attrs.get('interval_method', 'percentile bootstrap')}, resampling both sets."
     )
     out += _wrap(foot, indent="")
     return out
+
+
+def left_out_parts(n: dict[str, int]) -> str:
+    """The counts of :data:`calibrate.analysis.corrected.LEFT_OUT_KINDS` in words."""
+    words = {
+        "audits": ("audit-draw label", "audit-draw labels"),
+        "escalations": ("escalation", "escalations"),
+        "undrawn": (
+            "decision on an enforced pass/fail check no draw drew",
+            "decisions on enforced pass/fail checks no draw drew",
+        ),
+    }
+    return ", ".join(f"{n[k]} {words[k][n[k] != 1]}" for k in words if n.get(k))
+
+
+def corrected_left_out_text(n: dict[str, int]) -> str:
+    """What ``--corrected`` left out of TPR/TNR after the switch, why, and where the checks went."""
+    total = sum(n.values())
+    return (
+        f"{total} label{'s' if total != 1 else ''} after the switch left out of TPR/TNR "
+        f"({left_out_parts(n)}): the enforced check selected them (its escalations) or a draw "
+        "took them among its own verdicts only (--by-band: at unequal inclusion probabilities), "
+        "so they are no sample of the verdicts the reviews measure; TPR/TNR come from the "
+        "reviews of every verdict (advisory: true), and the checks count as unlabeled"
+    )

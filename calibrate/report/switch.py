@@ -83,8 +83,10 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
                 if e["decided"]
                 else f"{e['n']} escalated, none decided yet. "
             )
-            + "They are the unsure region, not a sample of the check, and are left out of certification."
+            # That they are left out above is said once, under the section's heading.
+            + "They are the unsure region, not a sample of the check."
         )
+        action = s.brief_action or s.action or ""
         lines = [_rate_line("False passes", s.false_pass, limit=monitor.alpha, delta=monitor.delta)]
         if s.false_fail is not None:
             lines.append(
@@ -103,9 +105,11 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
                 "period": s.period,
                 "earlier": [earlier_period_text(e) for e in s.earlier],
                 "escalations": esc,
-                "warnings": list(s.warnings),
-                "action": (s.action or "").split("\n")[0] or None,
-                "action_yaml": "\n".join((s.action or "").split("\n")[1:]).strip("\n") or None,
+                # Each fact once: a rate's alarm is in its line above, the alarm's reason among
+                # the warnings, the plan on its own line (the terminal's action holds all three).
+                "warnings": [w for w in s.warnings if w not in s.rate_alarms],
+                "action": action.split("\n")[0] or None,
+                "action_yaml": "\n".join(action.split("\n")[1:]).strip("\n") or None,
                 "plan": s.plan.text(enforced=True) if s.plan is not None else None,
                 "key": key,
                 "figure": figure,
