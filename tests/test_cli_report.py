@@ -165,3 +165,17 @@ def test_beta_one_leaves_false_fails_uncontrolled_as_thresholds_does(sample_stor
     assert doc["options"]["beta"] == 1.0
     jsonschema.validate(doc, SCHEMA)
     assert all(s["pattern"]["recommended"] != "pre-screen" for s in doc["steps"])
+
+
+def test_threshold_notes_are_one_string_a_note(sample_report):
+    """Outside review: report.json carried a step's threshold notes joined by "; " (which a note
+    holds itself) in one entry of `notes`. A step's `threshold_notes` lists them, and `notes` has
+    one entry a note. Fails on the old code."""
+    result, out = sample_report
+    doc = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    invoice = next(s for s in doc["steps"] if s["step"] == "match_invoice")
+    notes = invoice["threshold_notes"]
+    (doubtful,) = [n for n in notes if "more likely no than yes" in n]
+    assert len(notes) >= 2 and "; " in doubtful and "95% CI" in doubtful
+    for note in notes:
+        assert f"invoice-matching/match_invoice: {note}" in doc["notes"]

@@ -368,3 +368,19 @@ def test_without_a_process_file_today_s_check_is_the_latest_check_s(tmp_path):
     html = paths["html"].read_text(encoding="utf-8")
     assert "check: []" not in html and "Today's thresholds are not known here" in html
     assert "suggested thresholds</td>" not in html
+
+
+IN_SAMPLE = "measured on the labels that chose it, so it is optimistic"
+
+
+def test_the_suggested_shares_say_once_they_are_in_sample(written):
+    """Outside review: the suggested row's shares are measured on the labels the search chose
+    the check on, so they flatter it; md and HTML say so once a certified step, pointing to the
+    certified bounds. Fails on the old code."""
+    report, _, paths = written
+    shown = [s for s in report.steps if s.thresholds.status == "ok" and s.suggested_check]
+    assert shown  # the ready step
+    for fmt in ("md", "html"):
+        text = paths[fmt].read_text(encoding="utf-8")
+        assert text.count(IN_SAMPLE) == len(shown), fmt
+        assert "the certified bounds above are the honest figures" in text

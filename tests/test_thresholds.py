@@ -18,6 +18,7 @@ from calibrate.analysis import learned_path as lp
 from calibrate.analysis import step_data as sd
 from calibrate.analysis import thresholds as th
 from calibrate.analysis.baselines import jung_fixed_sequence_baseline
+from calibrate.analysis.rate import Rate
 from calibrate.analysis.stats import clopper_pearson_interval
 from calibrate.analysis.threshold_result import lowest_bounds
 from calibrate.dataset import Filters, answers, process_questions, submissions
@@ -314,7 +315,7 @@ def test_store_search_end_to_end(store_con):
     assert s.current_rates is not None and s.current_rates.n == 602
     doc = s.to_dict()
     assert set(doc) == {"process", "step", "model", "n_labeled", "status", "check", "certified",
-                        "best_bounds", "expected", "current", "needed_labels", "note",
+                        "best_bounds", "expected", "current", "needed_labels", "note", "notes",
                         "left_out", "monitor_alarm"}  # fmt: skip
     assert_certified_step_json(doc)
     assert doc["check"][0]["kind"] == "yes_no" and set(doc["check"][0]) == {
@@ -1131,6 +1132,28 @@ def test_a_pass_threshold_below_one_half_says_how_the_doubtful_answers_fared():
         f"({(low & ~ok).sum()} of {low.sum()};" in note
     )
     assert "pass: 0.5, certified by the same walk" in note
+    # The share that threshold passes alone with its n and 95% Wilson interval (outside review:
+    # "86.1% of 757" had none). Fails on the old code.
+    share = Rate(int((p >= 0.5).sum()), p.size)
+    assert f"it passes {share.text()} of the labeled checks alone" in note
+    assert "95% CI" in share.text()
     # A threshold at or above one half gets no such note.
     strict = th.find_thresholds(data, alpha=0.03, delta=0.1, beta=0.3)
     assert not [x for x in strict.notes if "more likely no" in x]
+
+
+def test_the_json_notes_are_a_list_and_note_their_join():
+    """Outside review: `note` was the only field, the notes joined by "; ", which a note holds
+    itself, so a script could not split them. Fails on the old code."""
+    from calibrate.analysis.threshold_view import ThresholdView
+
+    data = yes_no_data(YesNoModel(), 400, np.random.default_rng(3))
+    res = th.find_thresholds(data)
+    res.notes += ["a; b", "c"]
+    doc = res.to_dict()
+    assert doc["notes"][-2:] == ["a; b", "c"] and doc["note"] == "; ".join(doc["notes"])
+    # Readiness reads the list; a step object from before `notes` gives its `note` whole.
+    assert ThresholdView.from_mapping(doc).notes == res.notes
+    old = {k: v for k, v in doc.items() if k != "notes"}
+    assert ThresholdView.from_mapping(old).notes == [doc["note"]]
+    assert ThresholdView.from_mapping({"status": "ok"}).notes == []

@@ -122,7 +122,10 @@ class ReadinessReport:
             "generated_at": self.generated_at,
             "store": self.store,
             "options": self.options.to_dict() | {"filters": self.filters},
-            "steps": [s.to_dict() for s in self.steps],
+            # Each step with the threshold search's notes, one string a note (its thresholds part).
+            "steps": [
+                s.to_dict() | {"threshold_notes": list(s.thresholds.notes)} for s in self.steps
+            ],
             "notes": list(self.notes),
             "since_the_switch": [s.to_dict() for s in self.since_switch.steps]
             if self.since_switch is not None
@@ -252,8 +255,8 @@ def assess_store(
         # Audit labels: the monitor's, not the certification's (step_data._audit_labels).
         searched = getattr(tv.raw, "left_out", None)
         steps[-1].left_out["audits_after_switch"] = int((searched or {}).get("audits", 0))
-        if tv.note:
-            notes.append(f"{step_name(inp.process, inp.step, sep='/')}: {tv.note}")
+        # One entry a note: a note may hold "; ", so joined ones could not be split apart.
+        notes += [f"{step_name(inp.process, inp.step, sep='/')}: {n}" for n in tv.notes]
     if filters.since is not None and since.steps:
         notes.append(
             "Since the switch: the monitor's tests, status and counts run over every audit "
@@ -372,7 +375,7 @@ def search_thresholds(
         qs = list(questions) or questions_from_answers(answers, limits)
         return ThresholdView(
             "insufficient_data", check_items(qs), None, {}, {}, n_labeled=0,
-            note="no labeled answers on the current model and wording: nothing to search",
+            notes=["no labeled answers on the current model and wording: nothing to search"],
         )  # fmt: skip
     result = search_step(
         subs, answers, questions=list(questions), alpha=options.alpha, delta=options.delta,

@@ -147,8 +147,12 @@ class StepThresholds:
         """The step object of ``calibrate thresholds --format json`` (issue 5's schema).
 
         Adds ``needed_labels`` (``{"total", "more", "probability", "weeks", ...}``
-        of :meth:`NeededLabels.to_dict`, or ``null``) and ``note``, which the
-        readiness assessment reads.
+        of :meth:`NeededLabels.to_dict`, or ``null``) and ``notes``, one string a
+        note, which the readiness assessment reads. ``note`` is the same notes
+        joined by ``"; "``, kept one release for scripts that read it: the notes
+        themselves hold ``"; "``, so it cannot be split back (read ``notes``).
+        ``expected`` is measured on the labels that chose the suggestion, so it is
+        optimistic; ``certified`` holds the bounds that account for the search.
         """
         # Every rate with its counts: a share of ``n``, a false-pass rate of ``n_pass``, ...
         shares = _counted_shares(self.expected)
@@ -183,7 +187,8 @@ class StepThresholds:
             "current": current,
             "needed_labels": needed,
             "monitor_alarm": self.monitor_alarm,
-            "note": "; ".join(self.notes),
+            "notes": list(self.notes),
+            "note": "; ".join(self.notes),  # deprecated: the join of `notes`, not splittable
         }
 
     def tradeoff(self, alphas: Sequence[float] = TRADEOFF_ALPHAS) -> pd.DataFrame:

@@ -209,8 +209,8 @@ def doubtful_passes(
         t = max(loosened(pass_path, j), DOUBTFUL_BELOW)
         share = Rate(int(pass_path.n_pass[j]), int(pass_path.n_total))
         text += (
-            f". pass: {t:g}, certified by the same walk, leaves them to a person (it passes "
-            f"{share.rate:.1%} of {share.n} labeled alone)"
+            f". pass: {t:g}, certified by the same walk, leaves them to a person; it passes "
+            f"{share.text()} of the labeled checks alone"
         )
     return text
 

@@ -45,6 +45,8 @@ class ThresholdView:
     display_factory : callable or None
         Builds the trade-off display (an object with ``plot(ax=None)``), when
         the search offers one; see :meth:`make_display`.
+    notes : list of str
+        The search's notes, one string a note (a note may itself hold ``"; "``).
     raw : object
         The search's own result, for the faces.
     """
@@ -59,8 +61,13 @@ class ThresholdView:
     needed_labels: int | None = None
     needed: NeededLabels | None = None
     display_factory: Callable[[], Any] | None = None
-    note: str = ""
+    notes: list[str] = field(default_factory=list)
     raw: Any = None
+
+    @property
+    def note(self) -> str:
+        """The notes joined by ``"; "``: for reading, not for splitting (see :attr:`notes`)."""
+        return "; ".join(self.notes)
 
     def make_display(self) -> Any:
         """The trade-off display, or ``None`` when the search offers none."""
@@ -92,9 +99,18 @@ class ThresholdView:
             else None,
             needed=estimate,
             display_factory=display_factory,
-            note=str(doc.get("note") or doc.get("reason") or ""),
+            notes=_notes_of(doc),
             raw=raw if raw is not None else doc,
         )
+
+
+def _notes_of(doc: Mapping[str, Any]) -> list[str]:
+    """``notes`` of a step object; from an older one, its joined ``note`` (or ``reason``) whole."""
+    notes = doc.get("notes")
+    if isinstance(notes, Sequence) and not isinstance(notes, str):
+        return [str(n) for n in notes if n]
+    one = doc.get("note") or doc.get("reason")
+    return [str(one)] if one else []
 
 
 def suggested_questions(

@@ -183,7 +183,9 @@ def thresholds_command(
 def _comment(text: str) -> list[str]:
     """Comment lines: record text cannot break out of the comment (no newline survives)."""
     safe = strip_control(text)
-    return [f"# {line}" for line in textwrap.wrap(safe, WIDTH - 2)] or ["#"]
+    # Not broken at hyphens: a note reads back whole from the comment lines joined by spaces.
+    lines = textwrap.wrap(safe, WIDTH - 2, break_on_hyphens=False)
+    return [f"# {line}" for line in lines] or ["#"]
 
 
 def _pct(x: float | None) -> str:
@@ -231,6 +233,13 @@ def _shares(r: lib.Rates | None) -> str:
     return f"{', '.join(parts)} (of {r.n} labeled; 95% Wilson)"
 
 
+#: Said once where the suggestion's shares are shown: the search chose the check on these very
+#: labels, so its shares there flatter it; only the certified bounds account for the choice.
+EXPECTED_HEAD = (
+    "expected (measured on the labels that chose it, so optimistic; the certified bounds are "
+    "the honest figures)"
+)
+
 #: What an alarm on the enforced step means for the search's answer (text and YAML).
 _ALARM_WORDS = (
     "its audits contradict the labels certified on; return the step to advisory "
@@ -265,7 +274,7 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
         if s.monitor_alarm:
             head += _comment(f"MONITOR ALARM on the enforced check: {_ALARM_WORDS}")
         if s.status == "ok":
-            head += _comment(f"expected: {_shares(s.expected)}")
+            head += _comment(f"{EXPECTED_HEAD}: {_shares(s.expected)}")
             if s.current_rates is not None:
                 head += _comment(f"today: {_shares(s.current_rates)}")
             # Certified thresholds are not yet a decision to drop advisory: the report's is
@@ -283,6 +292,12 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
         for i, q in enumerate(s.check, start=1):
             for remark in q.remarks():
                 head += _comment(f"Q{i} {remark}")
+        # The search's notes, as stderr has them: the block pasted may be all a reader keeps.
+        # One the comments already say word for word (the labels needed) is not said twice.
+        said = " ".join(line[2:] for line in head)
+        for note in s.notes:
+            if " ".join(strip_control(note).split()) not in said:
+                head += _comment(f"note: {note}")
         # Every block says advisory: true, as the report's does for a step that is not READY:
         # a pasted block without it would enforce the check.
         doc = {"advisory": True, "check": [q.to_check_item() for q in s.check]}
@@ -364,7 +379,7 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
     }.get(s.method, f"path learned on {s.n_search} labels, certified on {s.n_certify}")
     out += _wrap(f"{_status_sentence(s)} [{method}]")
     if s.status == "ok":
-        out += _wrap(f"expected: {_shares(s.expected)}")
+        out += _wrap(f"{EXPECTED_HEAD}: {_shares(s.expected)}")
     cur = s.current_rates
     if cur is not None and cur.n:
         iv = cur.intervals()
