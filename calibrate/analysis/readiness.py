@@ -19,8 +19,14 @@ over the DataFrames of :func:`calibrate.dataset.submissions` and
 * :mod:`calibrate.analysis.step_readiness`: one step's decision
   (:func:`assess_step`, :class:`StepReadiness`, an enforced step's
   :class:`Enforcement`);
-* :mod:`calibrate.analysis.readiness_decision`: the criteria
-  (:class:`Criterion`), the decision they force and the reasons in words;
+* :mod:`calibrate.analysis.readiness_criteria`: the criteria one step's
+  decision reads, each a value against its limit;
+* :mod:`calibrate.analysis.readiness_decision`: the criterion
+  (:class:`Criterion`), the decision the criteria force and the reasons in words;
+* :mod:`calibrate.analysis.approval_pattern`: what to do with an advisory
+  step's approval (replace it, pre-screen it, keep approving);
+* :mod:`calibrate.analysis.observed_rates`: the rates observed on the labeled
+  checks (recorded, replayed, without flagged approvers);
 * :mod:`calibrate.analysis.step_evidence`: replay, disagreement drivers, model
   change, volume and work saved, labels needed by the exact bound;
 * :mod:`calibrate.analysis.threshold_view`: what readiness reads of a
