@@ -29,12 +29,10 @@ from calibrate.analysis.drift import (
     Drift,
     drift_test,
 )
-from calibrate.analysis.enforced_step import (  # noqa: F401 - re-exported
-    KEEP_ENFORCED,
+from calibrate.analysis.enforced_step import (
     RETURN_TO_ADVISORY,
     EnforcedVerdict,
     Enforcement,
-    enforced_pattern,
     judge_enforced,
 )
 from calibrate.analysis.needed import NeededLabels, best_observed_coverage, coverage_denominator
