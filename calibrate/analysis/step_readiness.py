@@ -429,32 +429,10 @@ def assess_step(
         and (tv.status == "unattainable" or not right_way or no_total)
     )
 
-    # Labels needed: the search's own estimate (it reruns the search on resampled data); without
-    # one, what both bounds need to reach their limits at the observed rates.
-    estimate = tv.needed if tv.status == "insufficient_data" and tv.needed is not None else None
-    hopeless = estimate if estimate is not None and estimate.more is None else None
-    estimate = estimate if estimate is not None and estimate.more is not None else None
-    needed = estimate.more if estimate is not None else tv.needed_labels
-    if needed is None and point is not None and right_way and hopeless is None:
-        totals = [
-            labels_needed(
-                k_false_pass=point[key]["k"], n_pass=point[key]["n"], n_labeled=max(n_labeled, 1),
-                alpha=limit, delta=opts.delta,
-            )
-            for key, limit in (("false_pass", opts.alpha), ("false_fail", opts.beta))
-            if point[key]["n"] > 0
-        ]  # fmt: skip
-        if totals and all(t is not None for t in totals):
-            needed = max(0, max(totals) - n_labeled)
-    if needed is not None and tv.status != "ok" and estimate is None:
-        # The search certifies along a path and can stop early on a few unlucky labels, so
-        # an estimate at the observed rates is a lower bound: ask for at least a tenth more.
-        needed = max(needed, math.ceil(NEEDED_FLOOR * n_labeled), 1)
-    if not plenty:
-        # Too thin to judge: at least the floor, more if the bound needs it.
-        needed = max(needed or 0, opts.min_labels - n_labeled)
-    if tv.status == "selected_sample":
-        needed = None  # more labels of a sample the check selected would not make it random
+    # Labels needed: the search's own estimate; without one, what the bounds need.
+    estimate, hopeless, needed = _labels_to_ask(
+        tv, point, right_way=right_way, n_labeled=n_labeled, opts=opts
+    )
 
     criteria = step_criteria(
         opts=opts, n_labeled=n_labeled, tv=tv, fp_upper=fp_upper, ff_upper=ff_upper,
@@ -514,43 +492,10 @@ def assess_step(
         )
 
     # After the switch: audit and hours saved.
-    audit = None
-    sequential = None
-    hours = float("nan")
-    prescreen_hours = float("nan")
-    plannable = certified and auto_pass is not None and np.isfinite(volume.checks_per_week)
-    if enforcement is not None:
-        # One plan for an enforced step: the monitor's, at the thresholds in force and the
-        # passes it has seen (none while it alarms: the step goes back to advisory).
-        sequential = enforcement.monitor.plan
-    elif plannable:
-        # Only a certified suggestion has shares worth planning on.
-        audit = audit_plan(
-            alpha=opts.alpha, passes_per_week=volume.checks_per_week * auto_pass,
-            weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
-            power=opts.audit_power,
-        )  # fmt: skip
-        # The audit the monitor's sequential test needs: what the report plans and the hours count.
-        sequential = plan_audit(
-            passes_per_week=volume.checks_per_week * auto_pass, alpha=opts.alpha,
-            delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
-            power=opts.audit_power,
-        )  # fmt: skip
-    # An enforced step saves what the check in force decides alone (its thresholds replayed).
-    in_force = observed["current"] if enforcement is not None and observed["current"] else None
-    if in_force is not None:
-        auto_pass, auto_fail = in_force["auto_pass"], in_force["auto_fail"]
-    if plannable:
-        rate = sequential.rate if sequential is not None and sequential.rate is not None else 1.0
-        hours = hours_saved_per_month(
-            checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
-            auto_fail=auto_fail or 0.0, audit_rate=rate,
-            minutes_per_review=opts.minutes_per_review,
-        )  # fmt: skip
-        prescreen_hours = hours_saved_per_month(
-            checks_per_month=volume.checks_per_month, auto_pass=0.0, auto_fail=auto_fail or 0.0,
-            audit_rate=None, minutes_per_review=opts.minutes_per_review,
-        )  # fmt: skip
+    audit, sequential, hours, prescreen_hours = _after_switch(
+        certified=certified, auto_pass=auto_pass, auto_fail=auto_fail, volume=volume,
+        enforcement=enforcement, in_force=observed["current"], opts=opts,
+    )  # fmt: skip
 
     agree = agreement_mod.agreement(cur, by=[])
     # Weeks by where their labels come from: reviews of every verdict before the switch, audit
@@ -619,6 +564,98 @@ def assess_step(
         evidence_decision=evidence_decision,
         enforced_verdict=verdict,
     )
+
+
+def _labels_to_ask(
+    tv: ThresholdView, point: dict[str, Any] | None, *, right_way: bool, n_labeled: int,
+    opts: ReadinessOptions,
+) -> tuple[NeededLabels | None, NeededLabels | None, int | None]:  # fmt: skip
+    """The more labels to ask for, before the decision and an enforced step's verdict weigh in.
+
+    The search's own estimate (it reruns the search on resampled data); without
+    one, what both bounds need to reach their limits at the observed rates.
+    Returns ``(estimate, hopeless, needed)``: the search's estimate when it
+    names a total, its estimate when it found none (more labels would not
+    help), and the number to ask for (``None``: more labels would not help).
+    """
+    estimate = tv.needed if tv.status == "insufficient_data" and tv.needed is not None else None
+    hopeless = estimate if estimate is not None and estimate.more is None else None
+    estimate = estimate if estimate is not None and estimate.more is not None else None
+    needed = estimate.more if estimate is not None else tv.needed_labels
+    if needed is None and point is not None and right_way and hopeless is None:
+        totals = [
+            labels_needed(
+                k_false_pass=point[key]["k"], n_pass=point[key]["n"], n_labeled=max(n_labeled, 1),
+                alpha=limit, delta=opts.delta,
+            )
+            for key, limit in (("false_pass", opts.alpha), ("false_fail", opts.beta))
+            if point[key]["n"] > 0
+        ]  # fmt: skip
+        if totals and all(t is not None for t in totals):
+            needed = max(0, max(totals) - n_labeled)
+    if needed is not None and tv.status != "ok" and estimate is None:
+        # The search certifies along a path and can stop early on a few unlucky labels, so
+        # an estimate at the observed rates is a lower bound: ask for at least a tenth more.
+        needed = max(needed, math.ceil(NEEDED_FLOOR * n_labeled), 1)
+    if n_labeled < opts.min_labels:
+        # Too thin to judge: at least the floor, more if the bound needs it.
+        needed = max(needed or 0, opts.min_labels - n_labeled)
+    if tv.status == "selected_sample":
+        needed = None  # more labels of a sample the check selected would not make it random
+    return estimate, hopeless, needed
+
+
+def _after_switch(
+    *, certified: bool, auto_pass: float | None, auto_fail: float | None, volume: Volume,
+    enforcement: Enforcement | None, in_force: dict[str, Any] | None, opts: ReadinessOptions,
+) -> tuple[AuditPlan | None, SequentialAuditPlan | None, float, float]:  # fmt: skip
+    """After the switch: the audit plans and the hours saved a month.
+
+    ``auto_pass`` and ``auto_fail`` are the suggestion's shares; an enforced
+    step saves what the check in force decides alone (``in_force``, today's
+    thresholds replayed). Returns ``(audit, sequential, hours,
+    prescreen_hours)``: the fixed-sample and the sequential audit plans, the
+    hours saved replacing the approval and pre-screening (``nan`` when
+    nothing certified can be planned).
+    """
+    audit = None
+    sequential = None
+    hours = float("nan")
+    prescreen_hours = float("nan")
+    plannable = certified and auto_pass is not None and np.isfinite(volume.checks_per_week)
+    if enforcement is not None:
+        # One plan for an enforced step: the monitor's, at the thresholds in force and the
+        # passes it has seen (none while it alarms: the step goes back to advisory).
+        sequential = enforcement.monitor.plan
+    elif plannable:
+        # Only a certified suggestion has shares worth planning on.
+        audit = audit_plan(
+            alpha=opts.alpha, passes_per_week=volume.checks_per_week * auto_pass,
+            weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
+            power=opts.audit_power,
+        )  # fmt: skip
+        # The audit the monitor's sequential test needs: what the report plans and the hours count.
+        sequential = plan_audit(
+            passes_per_week=volume.checks_per_week * auto_pass, alpha=opts.alpha,
+            delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
+            power=opts.audit_power,
+        )  # fmt: skip
+    # An enforced step saves what the check in force decides alone (its thresholds replayed).
+    in_force = in_force if enforcement is not None and in_force else None
+    if in_force is not None:
+        auto_pass, auto_fail = in_force["auto_pass"], in_force["auto_fail"]
+    if plannable:
+        rate = sequential.rate if sequential is not None and sequential.rate is not None else 1.0
+        hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
+            auto_fail=auto_fail or 0.0, audit_rate=rate,
+            minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+        prescreen_hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=0.0, auto_fail=auto_fail or 0.0,
+            audit_rate=None, minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+    return audit, sequential, hours, prescreen_hours
 
 
 def questions_from_answers(ans: pd.DataFrame, limits: Limits | None = None) -> list[Question]:
