@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 
 from benchmarks.regimes import CHOICE_NAMES, Sample, true_rates
-from calibrate.analysis import certify
+from calibrate.analysis import fallback_walk
 from calibrate.profile import Kind, Question
 
 #: The peer walk of Jung et al.: 5,000 thresholds from 1 down to 0, at least 30 decisions each.
@@ -336,11 +336,11 @@ def attainable(sample: Sample, *, alpha: float, beta: float, n_labels: int, delt
 
 
 def _test_power(m: np.ndarray, k: np.ndarray, limit: float, level: float) -> np.ndarray:
-    """:func:`calibrate.analysis.certify.exact_test_power` on ``m`` decisions (rounded down)
+    """:func:`calibrate.analysis.fallback_walk.exact_test_power` on ``m`` decisions (rounded down)
     with ``k`` expected errors among them."""
     m = np.floor(m)
     rate = np.clip(np.divide(k, m, out=np.zeros_like(k), where=m > 0), 0.0, 1.0)
-    return certify.exact_test_power(m, rate, limit=limit, level=level)
+    return fallback_walk.exact_test_power(m, rate, limit=limit, level=level)
 
 
 def oracle_test_power(sample: Sample, *, alpha: float, beta: float, n_labels: int, delta: float,

@@ -302,7 +302,7 @@ def test_a_window_holding_only_audits_of_the_enforced_check_is_searched_without_
 def test_an_audit_overdue_makes_the_monitor_stale_and_the_step_not_kept_enforced(tmp_path, export):
     """A drawn check left undecided stops the stream: the monitor reads nothing new, so its "no
     alarm" vouches for nothing (outside review: it kept reporting ok and KEEP_ENFORCED)."""
-    from calibrate.analysis.step_readiness import KEEP_ENFORCED, enforced_pattern
+    from calibrate.analysis.enforced_step import KEEP_ENFORCED, enforced_pattern
 
     con = connect(tmp_path / "s.duckdb")
     ingest(con, [export])

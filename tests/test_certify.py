@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from calibrate.analysis import certify
+from calibrate.analysis import certify, fallback_walk, score_paths
 from calibrate.analysis.stats import binomial_upper_bound
 
 
@@ -84,7 +84,7 @@ def test_score_path_matches_brute_force(scores, errs, descending):
     s = np.array(scores, float)
     e = np.array(errs[: s.size], bool)
     grid = np.linspace(0, 1, 21)
-    path = certify.score_path(s, e, descending=descending, grid=grid)
+    path = score_paths.score_path(s, e, descending=descending, grid=grid)
     for t, n, k, lo, hi in zip(
         path.threshold, path.n, path.errors, path.below, path.above, strict=True
     ):
@@ -179,7 +179,7 @@ def _fallback_by_definition(p, w):
 def test_fallback_is_the_procedure_as_defined(pairs):
     p = np.array([a for a, _ in pairs], float)
     w = np.array([b for _, b in pairs], float)
-    chosen, levels, rejected = certify.fallback(p, w)
+    chosen, levels, rejected = fallback_walk.fallback(p, w)
     want_levels, want_rejected = _fallback_by_definition(p, w)
     np.testing.assert_array_equal(rejected, want_rejected)
     tested = want_levels > 0
@@ -190,19 +190,19 @@ def test_fallback_is_the_procedure_as_defined(pairs):
 def test_fallback_controls_the_familywise_error_at_the_sum_of_weights():
     """All nulls true, exact (uniform) p-values, dependent along the path: P(any rejection) <= sum(w)."""
     rng = np.random.default_rng(5)
-    w = certify.checkpoint_weights(np.arange(1, 401), limit=0.1, level=0.1)
+    w = fallback_walk.checkpoint_weights(np.arange(1, 401), limit=0.1, level=0.1)
     runs = 20_000
     # Positively dependent p-values, as along a path of nested pass sets.
     z = np.cumsum(rng.normal(size=(runs, 400)), axis=1) / np.sqrt(np.arange(1, 401))
     p = stats.norm.cdf(z)
-    hits = np.array([certify.fallback(row, w)[0] is not None for row in p])
+    hits = np.array([fallback_walk.fallback(row, w)[0] is not None for row in p])
     upper = stats.beta.ppf(0.99, hits.sum() + 1, runs - hits.sum())
     assert hits.mean() <= 0.1 and upper <= 0.1 + 0.01, hits.mean()
 
 
 def test_checkpoints_are_fixed_by_counts_and_sum_to_the_level():
     n = np.r_[np.zeros(10), np.arange(1, 991)]
-    w = certify.checkpoint_weights(n, limit=0.1, level=0.085)
+    w = fallback_walk.checkpoint_weights(n, limit=0.1, level=0.085)
     assert w.sum() == pytest.approx(0.085)
     first = np.flatnonzero(w)[0]
     assert n[first] >= certify.min_count(0.1, 0.085) and w[first] >= 0.5 * 0.085
@@ -215,7 +215,7 @@ def test_predicted_rate_is_the_mean_doubt_of_the_passes():
     rng = np.random.default_rng(3)
     p = np.r_[rng.random(500), np.nan, 1.0, 1.0]
     t = np.array([1.0, 0.9, 0.5, 0.0])
-    got = certify.predicted_false_pass(p, t)
+    got = score_paths.predicted_false_pass(p, t)
     q = p[~np.isnan(p)]
     want = [np.mean(1 - q[q >= x]) if (q >= x).any() else 0.0 for x in t]
     np.testing.assert_allclose(got, want)
@@ -223,27 +223,27 @@ def test_predicted_rate_is_the_mean_doubt_of_the_passes():
 
 def test_predicted_rate_vouches_for_a_later_start_and_drops_hopeless_marks():
     n = np.arange(1, 1501)
-    plain = certify.checkpoint_weights(n, limit=0.05, level=0.085, power_share=0.8)
+    plain = fallback_walk.checkpoint_weights(n, limit=0.05, level=0.085, power_share=0.8)
     first = np.flatnonzero(plain)[0]
     # Counts alone: the start is capped at a third of the path, one later mark at twice it.
     assert n[first] == 500 and np.flatnonzero(plain).size == 2
     # Answers predicting a low rate all the way to power_start: the first checkpoint goes there,
     # and holds the whole level (its double is past the path).
-    s = certify.power_start(0.05, 0.085, share=0.8)
-    low = certify.checkpoint_weights(
+    s = fallback_walk.power_start(0.05, 0.085, share=0.8)
+    low = fallback_walk.checkpoint_weights(
         n, limit=0.05, level=0.085, power_share=0.8, predicted=np.full(n.size, 0.005)
     )
     assert n[np.flatnonzero(low)].tolist() == [s] and low.sum() == pytest.approx(0.085)
     # A predicted rate over a quarter of the limit before power_start: the start stays capped,
     # but the later mark, where the prediction is far past the limit, is dropped.
     rising = 0.12 * n / n[-1]
-    calibrated = certify.checkpoint_weights(
+    calibrated = fallback_walk.checkpoint_weights(
         n, limit=0.05, level=0.085, power_share=0.8, predicted=rising
     )
     assert np.flatnonzero(calibrated).tolist() == [first]
     assert calibrated.sum() == pytest.approx(0.085)
     # A prediction that leaves every later mark a chance keeps the counts' layout.
-    kept = certify.checkpoint_weights(
+    kept = fallback_walk.checkpoint_weights(
         n, limit=0.05, level=0.085, power_share=0.8, predicted=np.full(n.size, 0.02)
     )
     np.testing.assert_array_equal(kept, plain)
@@ -252,8 +252,8 @@ def test_predicted_rate_vouches_for_a_later_start_and_drops_hopeless_marks():
 def test_spread_checkpoints_keep_the_first_and_the_level():
     # A learned path's passes grow little: from 300 to 1,100 the doublings give one later mark.
     n = np.linspace(300, 1100, 40).round()
-    plain = certify.checkpoint_weights(n, limit=0.2, level=0.1)
-    spread = certify.checkpoint_weights(n, limit=0.2, level=0.1, spread=6)
+    plain = fallback_walk.checkpoint_weights(n, limit=0.2, level=0.1)
+    spread = fallback_walk.checkpoint_weights(n, limit=0.2, level=0.1, spread=6)
     assert spread.sum() == pytest.approx(plain.sum()) == pytest.approx(0.1)
     first = np.flatnonzero(plain)[0]
     assert np.flatnonzero(spread)[0] == first and spread[first] == plain[first]
@@ -264,10 +264,10 @@ def test_spread_checkpoints_keep_the_first_and_the_level():
     np.testing.assert_allclose(spread[later], spread[later][0])
     # No later checkpoint (every mark falls on the first candidate): nothing to spread.
     short = np.linspace(1000, 1100, 20).round()
-    alone = certify.checkpoint_weights(short, limit=0.2, level=0.1)
+    alone = fallback_walk.checkpoint_weights(short, limit=0.2, level=0.1)
     assert np.flatnonzero(alone).size == 1
     np.testing.assert_array_equal(
-        certify.checkpoint_weights(short, limit=0.2, level=0.1, spread=6), alone
+        fallback_walk.checkpoint_weights(short, limit=0.2, level=0.1, spread=6), alone
     )
 
 
@@ -275,11 +275,11 @@ def test_spread_checkpoints_walk_past_a_failure_midway():
     # One candidate midway cannot be rejected (a few fails against beta); everything after it can.
     n = np.linspace(300, 1100, 40).round()
     p = np.full(n.size, 1e-4)
-    plain = certify.checkpoint_weights(n, limit=0.2, level=0.1)
+    plain = fallback_walk.checkpoint_weights(n, limit=0.2, level=0.1)
     p[np.flatnonzero(plain)[-1] + 1] = 0.9
-    chosen_plain, _, _ = certify.fallback(p, plain)
-    chosen, _, rejected = certify.fallback(
-        p, certify.checkpoint_weights(n, limit=0.2, level=0.1, spread=6)
+    chosen_plain, _, _ = fallback_walk.fallback(p, plain)
+    chosen, _, rejected = fallback_walk.fallback(
+        p, fallback_walk.checkpoint_weights(n, limit=0.2, level=0.1, spread=6)
     )
     assert chosen_plain == np.flatnonzero(plain)[-1]
     assert chosen == n.size - 1 and rejected.sum() == n.size - np.flatnonzero(plain)[0] - 1

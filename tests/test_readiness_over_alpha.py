@@ -223,9 +223,9 @@ def test_a_no_on_an_unattainable_search_states_no_coverage_it_contradicts():
 
 # --------------------------------------------------------------------------- known failures of the search
 # Found by the measurements of issue 18 item 1(b) (strict: when fixed these pass, and the marks go).
-# The checkpoints of a path are laid out for the alpha tested (certify.power_start, min_count), so a
-# looser alpha can walk the same candidates with less level. Laying them out for one alpha makes one
-# yes/no question and one rubric/choice question below 250 labels exactly monotone, but costs some
+# The checkpoints of a path are laid out for the alpha tested (fallback_walk.power_start,
+# certify.min_count), so a looser alpha can walk the same candidates with less level. Laying them
+# out for one alpha makes one yes/no question and one rubric/choice question below 250 labels exactly monotone, but costs some
 # cells of the power study a third or more of their certified auto-pass (docs/method.md, "Over
 # alpha"; the branch mono-schedule2): not done. Weights averaged over the layouts of a fixed grid of
 # limits (branch mono-grid) pass both tests but cost 2.18 summed mean over 144 cells, mostly below

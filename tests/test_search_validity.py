@@ -66,7 +66,8 @@ VALIDITY_CELLS = [
     # the pass walk's start learned on a split (>= paths.LEARNED_START_FROM labels), where the
     # lowest false-pass rate on the path (8.8%) sits just inside alpha
     ("yes_no", "confident_errors", 5000, 0.10),
-    # a learned path whose later checkpoints are spread along it (certify.LEARNED_SPREAD), where
+    # a learned path whose later checkpoints are spread along it
+    # (fallback_walk.LEARNED_SPREAD), where
     # many candidates sit near one limit or both
     ("three", "calibrated", 1500, 0.15),
     # the answers path beside the learned one (below threshold_search.ANSWERS_PATH_BELOW labels; the

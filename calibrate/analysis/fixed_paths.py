@@ -25,7 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from calibrate.analysis import certify
+from calibrate.analysis import score_paths
 from calibrate.analysis.paths import Path, describe_config, loosest_pass
 from calibrate.analysis.step_data import StepData, can_fail, rubric_levels
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
@@ -59,7 +59,7 @@ def fixed_paths(data: StepData, *, delta: float, beta: float | None = None) -> l
     when those fail some names, the same ``pass`` list with every other name
     unsure (a check that never fails). Each holds ``delta / K`` for ``K``
     paths. Candidates are the confidence thresholds of
-    :data:`certify.GRID_SIZE` points from 1 down to 0.
+    :data:`score_paths.GRID_SIZE` points from 1 down to 0.
 
     Given ``beta``, a path none of whose candidates could be rejected at its
     share at any alpha (nothing passed, or too few fails to test at ``beta``,
@@ -124,10 +124,10 @@ def _one_path(
     # The same grid for both sides, so candidate i of the pass counts is candidate i of the fail counts.
     bad = ~data.acceptable
     scores = {v: np.where(usable & (code == v), conf, np.nan) for v in (PASS, FAIL)}
-    grid = np.linspace(0.0, 1.0, certify.GRID_SIZE)
-    passed = certify.score_path(scores[PASS], bad, descending=True, grid=grid)
-    failed = certify.score_path(scores[FAIL], ~bad, descending=True, grid=grid)
-    decided = certify.score_path(
+    grid = np.linspace(0.0, 1.0, score_paths.GRID_SIZE)
+    passed = score_paths.score_path(scores[PASS], bad, descending=True, grid=grid)
+    failed = score_paths.score_path(scores[FAIL], ~bad, descending=True, grid=grid)
+    decided = score_paths.score_path(
         np.where(usable & (code != UNSURE), conf, np.nan), bad, descending=True, grid=grid
     )
     keep = _distinct(passed.n, failed.n)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from calibrate.analysis import certify
+from calibrate.analysis import certify, fallback_walk
 from calibrate.analysis.learned_options import (
     Cells,
     Layout,
@@ -253,8 +253,8 @@ def front_path(
         delta=delta,
         configs=configs,
         n_total=counted.n,
-        power_share=certify.PASS_POWER_SHARE,
-        spread=certify.LEARNED_SPREAD if data.n >= certify.LEARNED_SPREAD_FROM else 0,
+        power_share=fallback_walk.PASS_POWER_SHARE,
+        spread=fallback_walk.LEARNED_SPREAD if data.n >= fallback_walk.LEARNED_SPREAD_FROM else 0,
     )
 
 

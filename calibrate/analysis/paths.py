@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from calibrate.analysis import certify
+from calibrate.analysis import certify, fallback_walk, score_paths
 from calibrate.analysis.step_data import StepData, can_fail, replay_cached
 from calibrate.profile import Kind, Question
 
@@ -88,17 +88,19 @@ class Path:
     below: np.ndarray | None = None  # one-score paths: the interval deciding alike, (below, above]
     above: np.ndarray | None = None
     n_total: int = 0
-    #: Share of the limit the first checkpoint is placed for (:func:`certify.power_start`).
-    power_share: float = certify.POWER_SHARE
-    #: The first checkpoint's count when learned on a search part (:func:`certify.learned_start`).
+    #: Share of the limit the first checkpoint is placed for (:func:`fallback_walk.power_start`).
+    power_share: float = fallback_walk.POWER_SHARE
+    #: The first checkpoint's count when learned on a search part
+    #: (:func:`fallback_walk.learned_start`).
     start: float | None = None
     #: Labels that learned the start (0: every label certifies).
     n_search: int = 0
-    #: Candidates that share the later checkpoints' weight (:func:`certify.checkpoint_weights`):
-    #: :data:`certify.LEARNED_SPREAD` on a learned path, 0 on paths fixed before the labels.
+    #: Candidates that share the later checkpoints' weight
+    #: (:func:`fallback_walk.checkpoint_weights`):
+    #: :data:`fallback_walk.LEARNED_SPREAD` on a learned path, 0 on paths fixed before the labels.
     spread: int = 0
     #: One yes/no question's pass path: the false-pass rate its yes-probabilities predict at each
-    #: candidate (:func:`certify.predicted_false_pass`, answers only), which vouches for a later
+    #: candidate (:func:`score_paths.predicted_false_pass`, answers only), which vouches for a later
     #: first checkpoint and drops hopeless later ones; ``None`` elsewhere (counts only).
     predicted: np.ndarray | None = None
 
@@ -140,14 +142,14 @@ class Path:
 
         Checkpoints are placed by the decisions the path's main test counts
         (passes, or fails on a fail path), see
-        :func:`~calibrate.analysis.certify.checkpoint_weights`.
+        :func:`~calibrate.analysis.fallback_walk.checkpoint_weights`.
         """
         tested = self.testable(alpha=alpha, beta=beta)
         if self.side == "fail":
             counts, limit = self.n_fail, beta
         else:
             counts, limit = self.n_pass, alpha
-        return certify.checkpoint_weights(
+        return fallback_walk.checkpoint_weights(
             counts,
             limit=limit,
             level=self.delta,
@@ -172,7 +174,7 @@ class Path:
         tested = self.testable(alpha=alpha, beta=beta)
         weights = self.weights(alpha=alpha, beta=beta)
         order = np.flatnonzero(tested)
-        _, lv, rej = certify.fallback(p[order], weights[order])
+        _, lv, rej = fallback_walk.fallback(p[order], weights[order])
         levels = np.zeros(p.shape)
         certified = np.zeros(p.shape, bool)
         levels[order], certified[order] = lv, rej
@@ -336,12 +338,12 @@ def yes_no_paths(
     Every label certifies the fail path. From :data:`LEARNED_START_FROM`
     labels (and with ``alpha`` given) the pass path's first checkpoint is
     learned on a stratified :data:`LEARNED_START_SHARE` of them
-    (:func:`certify.learned_start`), and the rest certify the passes: a start
+    (:func:`fallback_walk.learned_start`), and the rest certify the passes: a start
     read from counts alone suits an error rate rising along the path, not one
     that is flat near ``alpha`` or high at the very top (confident mistakes).
     The pass path carries the false-pass rate the answers predict
-    (:func:`certify.predicted_false_pass`, no label), which its checkpoints
-    read (:func:`certify.checkpoint_weights`).
+    (:func:`score_paths.predicted_false_pass`, no label), which its checkpoints
+    read (:func:`fallback_walk.checkpoint_weights`).
     """
     # An answer forced unsure (an error verdict, an incomplete answer) is never decided.
     p = np.where(data.forced_unsure, np.nan, data.answer[0].astype(float))
@@ -353,23 +355,23 @@ def yes_no_paths(
             data.acceptable, search_fraction=LEARNED_START_SHARE, seed=seed
         )
         # Each part's classes sorted once: the parts' paths and, added up, every label's.
-        parts = [certify.sorted_parts(p[i], bad[i]) for i in (search, cert)]
+        parts = [score_paths.sorted_parts(p[i], bad[i]) for i in (search, cert)]
         data.cache[key] = (
             search.size,
-            certify.path_from_parts(parts[:1], descending=True),
-            certify.path_from_parts(parts[1:], descending=True),
+            score_paths.path_from_parts(parts[:1], descending=True),
+            score_paths.path_from_parts(parts[1:], descending=True),
         )
         data.cache.setdefault("sorted_parts", parts)
     if "score_paths" not in data.cache:  # the grid paths do not depend on alpha, beta or delta
-        parts = data.cache.get("sorted_parts") or [certify.sorted_parts(p, bad)]
+        parts = data.cache.get("sorted_parts") or [score_paths.sorted_parts(p, bad)]
         swapped = [(good, errors) for errors, good in parts]  # a fail's error is an acceptable one
         data.cache["score_paths"] = (
-            certify.path_from_parts(parts, descending=True),
-            certify.path_from_parts(swapped, descending=False),
+            score_paths.path_from_parts(parts, descending=True),
+            score_paths.path_from_parts(swapped, descending=False),
         )
     up, down = data.cache["score_paths"]
     if "predicted_pass" not in data.cache:  # answers only: the same on every part and at any alpha
-        data.cache["predicted_pass"] = certify.predicted_false_pass(p, up.threshold)
+        data.cache["predicted_pass"] = score_paths.predicted_false_pass(p, up.threshold)
     fail_path = _one_score_path(down, "fail", delta_fail, data.n)
     if not split:
         path = _one_score_path(up, "pass", delta_pass, data.n)
@@ -379,14 +381,14 @@ def yes_no_paths(
     path = _one_score_path(on_cert, "pass", delta_pass, data.n - n_search)
     path.predicted = data.cache["predicted_pass"]
     path.n_search = n_search
-    path.start = certify.learned_start(
+    path.start = fallback_walk.learned_start(
         on_cert.n, on_search.n, on_search.errors, limit=alpha,
-        level=certify.START_LEVEL_SHARE * delta_pass,
+        level=fallback_walk.START_LEVEL_SHARE * delta_pass,
     )  # fmt: skip
     return path, fail_path
 
 
-def _one_score_path(sp: certify.ScorePath, side: str, delta: float, n_total: int) -> Path:
+def _one_score_path(sp: score_paths.ScorePath, side: str, delta: float, n_total: int) -> Path:
     # One side's path: its decisions and errors counted, the other side's all zero.
     k = sp.n.size
     zeros = np.zeros(k, int)
@@ -406,7 +408,7 @@ def _one_score_path(sp: certify.ScorePath, side: str, delta: float, n_total: int
         above=sp.above,
         n_total=n_total,
         # A fail rate usually sits far inside beta (the lowest answers are nearly all rejected).
-        power_share=certify.PASS_POWER_SHARE if side == "pass" else certify.POWER_SHARE,
+        power_share=fallback_walk.PASS_POWER_SHARE if side == "pass" else fallback_walk.POWER_SHARE,
     )
 
 

@@ -17,10 +17,17 @@ over the DataFrames of :func:`calibrate.dataset.submissions` and
 :func:`calibrate.dataset.answers`:
 
 * :mod:`calibrate.analysis.step_readiness`: one step's decision
-  (:func:`assess_step`, :class:`StepReadiness`, an enforced step's
-  :class:`Enforcement`);
-* :mod:`calibrate.analysis.readiness_decision`: the criteria
-  (:class:`Criterion`), the decision they force and the reasons in words;
+  (:func:`assess_step`, :class:`StepReadiness`);
+* :mod:`calibrate.analysis.enforced_step`: an enforced step
+  (:class:`Enforcement`), kept so or returned to advisory;
+* :mod:`calibrate.analysis.readiness_criteria`: the criteria one step's
+  decision reads, each a value against its limit;
+* :mod:`calibrate.analysis.readiness_decision`: the criterion
+  (:class:`Criterion`), the decision the criteria force and the reasons in words;
+* :mod:`calibrate.analysis.approval_pattern`: what to do with an advisory
+  step's approval (replace it, pre-screen it, keep approving);
+* :mod:`calibrate.analysis.observed_rates`: the rates observed on the labeled
+  checks (recorded, replayed, without flagged approvers);
 * :mod:`calibrate.analysis.step_evidence`: replay, disagreement drivers, model
   change, volume and work saved, labels needed by the exact bound;
 * :mod:`calibrate.analysis.threshold_view`: what readiness reads of a
@@ -67,6 +74,7 @@ from calibrate.analysis.drift import (  # noqa: F401 - re-exported
     drift_test,
     one_sided_increase,
 )
+from calibrate.analysis.enforced_step import Enforcement, enforced_pattern  # noqa: F401 - re-exported
 from calibrate.analysis.monitor import MonitorReport, monitor_store
 from calibrate.analysis.needed import NeededLabels
 from calibrate.analysis.readiness_decision import DECISIONS, Criterion  # noqa: F401 - re-exported
@@ -84,11 +92,9 @@ from calibrate.analysis.step_evidence import (  # noqa: F401 - re-exported
     replay,
 )
 from calibrate.analysis.step_readiness import (  # noqa: F401 - re-exported
-    Enforcement,
     StepReadiness,
     assess_step,
     current_wording,
-    enforced_pattern,
     questions_from_answers,
 )
 from calibrate.analysis.threshold_view import (  # noqa: F401 - re-exported

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis import agreement as agreement_mod
+from calibrate.analysis.approval_pattern import approval_pattern
 from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
 from calibrate.analysis.audit_fixed import (
     AuditPlan,
@@ -28,34 +29,28 @@ from calibrate.analysis.drift import (
     Drift,
     drift_test,
 )
-from calibrate.analysis.enforced_step import (  # noqa: F401 - re-exported
-    KEEP_ENFORCED,
+from calibrate.analysis.enforced_step import (
     RETURN_TO_ADVISORY,
     EnforcedVerdict,
     Enforcement,
-    enforced_pattern,
     judge_enforced,
 )
 from calibrate.analysis.needed import NeededLabels, best_observed_coverage, coverage_denominator
+from calibrate.analysis.observed_rates import automation_bias, recorded_rates, replayed_rates
 from calibrate.analysis.plain import num as _num
-from calibrate.analysis.plain import pct as _pct
 from calibrate.analysis.plain import plain_tree as _plain_tree
 from calibrate.analysis.plain import records as _records
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.rate import plain as _plain
+from calibrate.analysis.readiness_criteria import distrusts_evaluator, step_criteria
 from calibrate.analysis.readiness_decision import (
     DECISIONS,
-    SOURCE_WORDS,
     Criterion,
-    best_text,
-    bound_detail,
     capital,
     decide_readiness,
     needed_text,
-    share_text,
 )
 from calibrate.analysis.stats import (
-    MIN_N,
     measurably_above,
 )
 from calibrate.analysis.step_data import (
@@ -74,11 +69,10 @@ from calibrate.analysis.step_evidence import (
     hours_saved_per_month,
     labels_needed,
     recent_volume,
-    replay,
 )
 from calibrate.analysis.threshold_view import ThresholdView, check_items, suggested_questions
 from calibrate.defaults import RECERTIFY_MIN_LABELS, ReadinessOptions
-from calibrate.profile import FAIL, PASS, UNSURE, Limits, Question
+from calibrate.profile import Limits, Question
 
 #: Without a certificate, at least this share more labels is asked for (see assess_step).
 NEEDED_FLOOR = 0.1
@@ -392,9 +386,9 @@ def assess_step(
         suggested_qs = []
     lab_ans = ans[ans["label"].notna() & isin(ans["check_id"], labeled["check_id"])]
     observed = {
-        "suggested": _replay_rates(lab_ans, suggested_qs, labeled) if suggested_qs else None,
-        "current": _replay_rates(lab_ans, current_qs, labeled) if current_qs else None,
-        "recorded": _recorded_rates(labeled),
+        "suggested": replayed_rates(lab_ans, suggested_qs, labeled) if suggested_qs else None,
+        "current": replayed_rates(lab_ans, current_qs, labeled) if current_qs else None,
+        "recorded": recorded_rates(labeled),
     }
     source = next((k for k in ("suggested", "current", "recorded") if observed[k]), None)
     point = {**observed[source], "source": source} if source else None
@@ -435,34 +429,12 @@ def assess_step(
         and (tv.status == "unattainable" or not right_way or no_total)
     )
 
-    # Labels needed: the search's own estimate (it reruns the search on resampled data); without
-    # one, what both bounds need to reach their limits at the observed rates.
-    estimate = tv.needed if tv.status == "insufficient_data" and tv.needed is not None else None
-    hopeless = estimate if estimate is not None and estimate.more is None else None
-    estimate = estimate if estimate is not None and estimate.more is not None else None
-    needed = estimate.more if estimate is not None else tv.needed_labels
-    if needed is None and point is not None and right_way and hopeless is None:
-        totals = [
-            labels_needed(
-                k_false_pass=point[key]["k"], n_pass=point[key]["n"], n_labeled=max(n_labeled, 1),
-                alpha=limit, delta=opts.delta,
-            )
-            for key, limit in (("false_pass", opts.alpha), ("false_fail", opts.beta))
-            if point[key]["n"] > 0
-        ]  # fmt: skip
-        if totals and all(t is not None for t in totals):
-            needed = max(0, max(totals) - n_labeled)
-    if needed is not None and tv.status != "ok" and estimate is None:
-        # The search certifies along a path and can stop early on a few unlucky labels, so
-        # an estimate at the observed rates is a lower bound: ask for at least a tenth more.
-        needed = max(needed, math.ceil(NEEDED_FLOOR * n_labeled), 1)
-    if not plenty:
-        # Too thin to judge: at least the floor, more if the bound needs it.
-        needed = max(needed or 0, opts.min_labels - n_labeled)
-    if tv.status == "selected_sample":
-        needed = None  # more labels of a sample the check selected would not make it random
+    # Labels needed: the search's own estimate; without one, what the bounds need.
+    estimate, hopeless, needed = _labels_to_ask(
+        tv, point, right_way=right_way, n_labeled=n_labeled, opts=opts
+    )
 
-    criteria = _criteria(
+    criteria = step_criteria(
         opts=opts, n_labeled=n_labeled, tv=tv, fp_upper=fp_upper, ff_upper=ff_upper,
         coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
         poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
@@ -520,43 +492,10 @@ def assess_step(
         )
 
     # After the switch: audit and hours saved.
-    audit = None
-    sequential = None
-    hours = float("nan")
-    prescreen_hours = float("nan")
-    plannable = certified and auto_pass is not None and np.isfinite(volume.checks_per_week)
-    if enforcement is not None:
-        # One plan for an enforced step: the monitor's, at the thresholds in force and the
-        # passes it has seen (none while it alarms: the step goes back to advisory).
-        sequential = enforcement.monitor.plan
-    elif plannable:
-        # Only a certified suggestion has shares worth planning on.
-        audit = audit_plan(
-            alpha=opts.alpha, passes_per_week=volume.checks_per_week * auto_pass,
-            weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
-            power=opts.audit_power,
-        )  # fmt: skip
-        # The audit the monitor's sequential test needs: what the report plans and the hours count.
-        sequential = plan_audit(
-            passes_per_week=volume.checks_per_week * auto_pass, alpha=opts.alpha,
-            delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
-            power=opts.audit_power,
-        )  # fmt: skip
-    # An enforced step saves what the check in force decides alone (its thresholds replayed).
-    in_force = observed["current"] if enforcement is not None and observed["current"] else None
-    if in_force is not None:
-        auto_pass, auto_fail = in_force["auto_pass"], in_force["auto_fail"]
-    if plannable:
-        rate = sequential.rate if sequential is not None and sequential.rate is not None else 1.0
-        hours = hours_saved_per_month(
-            checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
-            auto_fail=auto_fail or 0.0, audit_rate=rate,
-            minutes_per_review=opts.minutes_per_review,
-        )  # fmt: skip
-        prescreen_hours = hours_saved_per_month(
-            checks_per_month=volume.checks_per_month, auto_pass=0.0, auto_fail=auto_fail or 0.0,
-            audit_rate=None, minutes_per_review=opts.minutes_per_review,
-        )  # fmt: skip
+    audit, sequential, hours, prescreen_hours = _after_switch(
+        certified=certified, auto_pass=auto_pass, auto_fail=auto_fail, volume=volume,
+        enforcement=enforcement, in_force=observed["current"], opts=opts,
+    )  # fmt: skip
 
     agree = agreement_mod.agreement(cur, by=[])
     # Weeks by where their labels come from: reviews of every verdict before the switch, audit
@@ -565,20 +504,13 @@ def assess_step(
     # The same split per model: an audit draw's labels are not pooled with advisory reviews.
     by_model = agreement_mod.agreement(subs, by=["model", "labels"])
     appr = agreement_mod.approvers(reviewed) if len(labeled) else None
-    bias = _automation_bias(reviewed, appr)
+    bias = automation_bias(reviewed, appr)
     drivers = disagreement_drivers(lab_ans, top=8)
-    distrust = any(
-        not c.ok
-        and (
-            c.name.startswith("drift_")
-            or c.name in ("evaluator_models", "error_rate", "truncation_rate")
-        )
-        for c in criteria
-    )
+    distrust = distrusts_evaluator(criteria)
     if verdict is not None:
         pattern = {**verdict.pattern, "approve_step": has_approve_step}
     else:
-        pattern = _pattern(
+        pattern = approval_pattern(
             decision=decision, has_approve_step=has_approve_step, opts=opts,
             ff_upper=ff_upper if certified and not distrust else None,
             auto_fail=auto_fail, prescreen_hours=prescreen_hours,
@@ -634,6 +566,98 @@ def assess_step(
     )
 
 
+def _labels_to_ask(
+    tv: ThresholdView, point: dict[str, Any] | None, *, right_way: bool, n_labeled: int,
+    opts: ReadinessOptions,
+) -> tuple[NeededLabels | None, NeededLabels | None, int | None]:  # fmt: skip
+    """The more labels to ask for, before the decision and an enforced step's verdict weigh in.
+
+    The search's own estimate (it reruns the search on resampled data); without
+    one, what both bounds need to reach their limits at the observed rates.
+    Returns ``(estimate, hopeless, needed)``: the search's estimate when it
+    names a total, its estimate when it found none (more labels would not
+    help), and the number to ask for (``None``: more labels would not help).
+    """
+    estimate = tv.needed if tv.status == "insufficient_data" and tv.needed is not None else None
+    hopeless = estimate if estimate is not None and estimate.more is None else None
+    estimate = estimate if estimate is not None and estimate.more is not None else None
+    needed = estimate.more if estimate is not None else tv.needed_labels
+    if needed is None and point is not None and right_way and hopeless is None:
+        totals = [
+            labels_needed(
+                k_false_pass=point[key]["k"], n_pass=point[key]["n"], n_labeled=max(n_labeled, 1),
+                alpha=limit, delta=opts.delta,
+            )
+            for key, limit in (("false_pass", opts.alpha), ("false_fail", opts.beta))
+            if point[key]["n"] > 0
+        ]  # fmt: skip
+        if totals and all(t is not None for t in totals):
+            needed = max(0, max(totals) - n_labeled)
+    if needed is not None and tv.status != "ok" and estimate is None:
+        # The search certifies along a path and can stop early on a few unlucky labels, so
+        # an estimate at the observed rates is a lower bound: ask for at least a tenth more.
+        needed = max(needed, math.ceil(NEEDED_FLOOR * n_labeled), 1)
+    if n_labeled < opts.min_labels:
+        # Too thin to judge: at least the floor, more if the bound needs it.
+        needed = max(needed or 0, opts.min_labels - n_labeled)
+    if tv.status == "selected_sample":
+        needed = None  # more labels of a sample the check selected would not make it random
+    return estimate, hopeless, needed
+
+
+def _after_switch(
+    *, certified: bool, auto_pass: float | None, auto_fail: float | None, volume: Volume,
+    enforcement: Enforcement | None, in_force: dict[str, Any] | None, opts: ReadinessOptions,
+) -> tuple[AuditPlan | None, SequentialAuditPlan | None, float, float]:  # fmt: skip
+    """After the switch: the audit plans and the hours saved a month.
+
+    ``auto_pass`` and ``auto_fail`` are the suggestion's shares; an enforced
+    step saves what the check in force decides alone (``in_force``, today's
+    thresholds replayed). Returns ``(audit, sequential, hours,
+    prescreen_hours)``: the fixed-sample and the sequential audit plans, the
+    hours saved replacing the approval and pre-screening (``nan`` when
+    nothing certified can be planned).
+    """
+    audit = None
+    sequential = None
+    hours = float("nan")
+    prescreen_hours = float("nan")
+    plannable = certified and auto_pass is not None and np.isfinite(volume.checks_per_week)
+    if enforcement is not None:
+        # One plan for an enforced step: the monitor's, at the thresholds in force and the
+        # passes it has seen (none while it alarms: the step goes back to advisory).
+        sequential = enforcement.monitor.plan
+    elif plannable:
+        # Only a certified suggestion has shares worth planning on.
+        audit = audit_plan(
+            alpha=opts.alpha, passes_per_week=volume.checks_per_week * auto_pass,
+            weeks=opts.audit_weeks, factor=opts.audit_factor, level=opts.audit_level,
+            power=opts.audit_power,
+        )  # fmt: skip
+        # The audit the monitor's sequential test needs: what the report plans and the hours count.
+        sequential = plan_audit(
+            passes_per_week=volume.checks_per_week * auto_pass, alpha=opts.alpha,
+            delta=opts.delta, weeks=opts.audit_weeks, factor=opts.audit_factor,
+            power=opts.audit_power,
+        )  # fmt: skip
+    # An enforced step saves what the check in force decides alone (its thresholds replayed).
+    in_force = in_force if enforcement is not None and in_force else None
+    if in_force is not None:
+        auto_pass, auto_fail = in_force["auto_pass"], in_force["auto_fail"]
+    if plannable:
+        rate = sequential.rate if sequential is not None and sequential.rate is not None else 1.0
+        hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=auto_pass,
+            auto_fail=auto_fail or 0.0, audit_rate=rate,
+            minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+        prescreen_hours = hours_saved_per_month(
+            checks_per_month=volume.checks_per_month, auto_pass=0.0, auto_fail=auto_fail or 0.0,
+            audit_rate=None, minutes_per_review=opts.minutes_per_review,
+        )  # fmt: skip
+    return audit, sequential, hours, prescreen_hours
+
+
 def questions_from_answers(ans: pd.DataFrame, limits: Limits | None = None) -> list[Question]:
     """Today's questions when no process file lists them: the latest check's, as the search reads them.
 
@@ -687,254 +711,3 @@ def _points_right_way(point: dict[str, Any] | None, opts: ReadinessOptions) -> b
         for r, limit in ((point["false_pass"], opts.alpha), (point["false_fail"], opts.beta))
     )
     return not wrong and point["coverage"] >= opts.min_coverage
-
-
-def _recorded_rates(labeled: pd.DataFrame) -> dict[str, Any] | None:
-    if labeled.empty:
-        return None
-    v = labeled["verdict"].astype(str).to_numpy()
-    y = labeled["label"].astype(bool).to_numpy()
-    return _rates_from(v == "pass", v == "fail", y)
-
-
-def _replay_rates(
-    lab_ans: pd.DataFrame, qs: Sequence[Question], labeled: pd.DataFrame
-) -> dict[str, Any] | None:
-    """``qs`` replayed on every labeled check, over the search's denominator.
-
-    An error verdict, or a check with no answer to replay, counts as unsure
-    (as the threshold search counts it), so the shares are of the same
-    labeled checks as the search's expected shares and coverage.
-    """
-    codes = replay(lab_ans, qs)
-    if codes.empty:
-        return None
-    ids = labeled["check_id"].reset_index(drop=True)
-    # Each labeled check's replayed code, looked up by integer codes rather than a text index.
-    at = answer_rows(pd.Series(codes.index), ids)
-    c = np.where(at >= 0, codes.to_numpy()[np.maximum(at, 0)], UNSURE)
-    c = np.where(labeled["verdict"].astype(str).to_numpy() == "error", UNSURE, c)
-    return _rates_from(c == PASS, c == FAIL, labeled["label"].astype(bool).to_numpy())
-
-
-def _rates_from(passed: np.ndarray, failed: np.ndarray, y: np.ndarray) -> dict[str, Any]:
-    n = int(len(y))
-    fp = Rate(int((passed & ~y).sum()), int(passed.sum()))
-    ff = Rate(int((failed & y).sum()), int(failed.sum()))
-    return {
-        "n": n,
-        "false_pass": fp.to_dict(),
-        "false_fail": ff.to_dict(),
-        "auto_pass": float(passed.mean()) if n else float("nan"),
-        "auto_fail": float(failed.mean()) if n else float("nan"),
-        "coverage": float((passed | failed).mean()) if n else 0.0,
-    }
-
-
-#: The false-fail criterion of a certified check that never fails.
-NEVER_FAILS_DETAIL = (
-    "the suggested check never fails (what it does not pass goes to a person): "
-    "there is no false-fail rate to bound"
-)
-
-
-def _criteria(
-    *, opts: ReadinessOptions, n_labeled: int, tv: ThresholdView, fp_upper: float | None,
-    ff_upper: float | None, coverage: float | None, drift: Drift, change: ModelChange,
-    error: Rate, truncation: Rate, poor: bool, plenty: bool, point: dict[str, Any] | None,
-    certified: bool = True, best_cov: float | None = None, cov_n: int = 0, best_n: int = 0,
-    never_fails: bool = False,
-) -> list[Criterion]:  # fmt: skip
-    thin = "NO" if poor else "NOT_YET"
-    conf = 1 - opts.delta
-    which = SOURCE_WORDS.get(point.get("source") if point else None, "today's")
-    out = [
-        Criterion(
-            "labeled_submissions", n_labeled, opts.min_labels, n_labeled >= opts.min_labels,
-            "NOT_YET", "labeled checks on the current model and wording, without error verdicts",
-            f"{n_labeled} labeled (error verdicts excluded); at least {opts.min_labels} needed",
-        ),
-        # A criterion's value is the certified bound or nothing: the lowest bound a candidate
-        # reached without a certificate lives in the detail, never where a script reads a value.
-        Criterion(
-            "false_pass_upper", fp_upper if certified else None, opts.alpha,
-            certified and fp_upper is not None and fp_upper <= opts.alpha,
-            thin, f"certified false-pass bound ({conf:.0%} confidence)",
-            bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which),
-        ),
-        Criterion(
-            "false_fail_upper", ff_upper if certified else None, opts.beta,
-            certified and (never_fails or (ff_upper is not None and ff_upper <= opts.beta)),
-            thin, f"certified false-fail bound ({conf:.0%} confidence)",
-            NEVER_FAILS_DETAIL if never_fails else
-            bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),
-        ),
-        Criterion(
-            "coverage", coverage, opts.min_coverage,
-            coverage is not None and coverage >= opts.min_coverage,
-            "NO" if plenty and tv.status == "ok" else thin,
-            "share decided without a person (pass + fail)",
-            ("no thresholds to measure" if coverage is None else
-             f"{share_text(coverage, cov_n)} expected under the "
-             f"{'suggested' if certified else 'current'} thresholds")
-            + ("" if best_cov is None else
-               f"; at best {best_text(f'{best_cov:.1%}', best_n)}, among the searched thresholds "
-               "with observed error rates within the limits"),
-        ),
-    ]  # fmt: skip
-    for t in drift.tests:
-        name = f"drift_{t.rate}"
-        out.append(
-            Criterion(
-                name,
-                _plain(t.p_value),
-                t.level,
-                t.testable and not t.drifted,
-                "NO" if t.testable else "NOT_YET",
-                f"no rise in the {t.rate.replace('_', '-')} rate (one-sided p-value)",
-                (
-                    f"earlier {t.earlier.text()} vs recent {t.recent.text()}; {t.method} test"
-                    if t.testable
-                    else "not testable: a half of the window has none"
-                ),
-            )  # fmt: skip
-        )
-    models_detail = ", ".join(
-        f"{m['model']} ({m['checks']} checks from {m['first_at']})" for m in change.models
-    )
-    out.append(
-        Criterion(
-            "evaluator_models",
-            len(change.models),
-            1,
-            len(change.models) <= 1,
-            "NO",
-            "one evaluator model throughout the window",
-            models_detail or "no checks",
-        )
-    )
-    out.append(
-        _health_criterion(
-            "error_rate", error, opts.max_error_rate,
-            "share of error verdicts (the evaluator did not answer)",
-        )
-    )  # fmt: skip
-    out.append(
-        _health_criterion(
-            "truncation_rate", truncation, opts.max_truncation_rate,
-            "share of checks with truncated run data",
-        )
-    )  # fmt: skip
-    return out
-
-
-def _health_criterion(name: str, rate: Rate, limit: float, label: str) -> Criterion:
-    """A rate of the evaluator's health over every check (errors, truncations) against its limit."""
-    return Criterion(
-        name,
-        _plain(rate.rate),
-        limit,
-        rate.n > 0 and rate.rate <= limit,
-        # A rate over a handful of checks is noise: wait rather than refuse.
-        "NO" if rate.n >= MIN_N else "NOT_YET",
-        label,
-        # Above its limit, the rate's digits keep "above the limit" true in print.
-        rate.text_against(limit, ">") if rate.n and rate.rate > limit else rate.text(),
-    )
-
-
-def _pattern(
-    *, decision: str, has_approve_step: bool, ff_upper: float | None, opts: ReadinessOptions,
-    auto_fail: float | None, prescreen_hours: float, audit_pays: bool = True,
-) -> dict[str, Any]:  # fmt: skip
-    """Replace the approval, pre-screen it (check-1 §4), or keep approving as today.
-
-    A READY check replaces the approval only when the audit the monitor needs
-    pays (``audit_pays``); otherwise it pre-screens (when its fails are
-    trustworthy), else the approval stays, so that the pattern never says to
-    delete the approve step while the audit says to keep it.
-
-    Pre-screening drops ``advisory`` but keeps the approve step: only the
-    check's fails act alone (sent back before a person sees them), so it
-    needs a certified false-fail bound and trust in the evaluator (no drift,
-    one model, errors and truncations within limits), but no false-pass bound:
-    the approver still signs every pass.
-    """
-    # Fails act alone only under a real false-fail bound (beta = 1 leaves them uncontrolled).
-    ff_ok = (
-        opts.beta < 1 and ff_upper is not None and ff_upper <= opts.beta and (auto_fail or 0) > 0
-    )
-    if decision == "READY" and not audit_pays:
-        audit = (
-            "the check qualifies, but at this volume the audit the monitor needs does not pay "
-            "(see Audit)"
-        )
-        if ff_ok:
-            rec = "pre-screen"
-            why = (
-                f"{capital(audit)}: keep the approve step and drop advisory so that fails go back "
-                "to the agent before an approver sees them (saves about "
-                f"{prescreen_hours:.1f} hours a month); the approver still signs every pass, so "
-                "no audit is needed. Replace the approval only if a longer audit window is "
-                "acceptable."
-            )
-        else:
-            rec = "keep advisory"
-            why = (
-                f"{capital(audit)} and no fail of the check would save a review: keep advisory: "
-                "true, or replace the approval only if a longer audit window is acceptable."
-            )
-    elif decision == "READY":
-        rec = "replace"
-        why = (
-            "Drop advisory and, where policy allows, delete the approve step. Where policy "
-            "requires a signature, pre-screen instead: keep the approve step; fails go back to "
-            "the agent before a person sees them and the approver spends time where the check "
-            "was unsure."
-        )
-    elif ff_ok:
-        rec = "pre-screen"
-        why = (
-            "The check cannot replace the approval yet, but its fails are trustworthy (certified "
-            f"false-fail bound {_pct(ff_upper)} <= {opts.beta:.0%}): keep the approve step and "
-            "drop advisory so that fails go back to the agent before an approver sees them "
-            f"(saves about {prescreen_hours:.1f} hours a month); the approver still signs every pass."
-        )
-    else:
-        rec = "keep advisory"
-        why = "Keep advisory: true and keep approving every submission until the check qualifies."
-    if not has_approve_step and rec != "keep advisory":
-        why += " (Decisions for this step come from a decision table, not an approve step.)"
-    return {"recommended": rec, "why": why, "approve_step": has_approve_step}
-
-
-def _automation_bias(cur: pd.DataFrame, appr: pd.DataFrame | None) -> dict[str, Any]:
-    """Approver flags and the agreement without the flagged approvers' decisions."""
-    note = (
-        "Approvers saw the check's verdict before deciding (check-1 §3), so measured agreement "
-        "may be inflated by automation bias; audit reviewers should not see the verdict."
-    )
-    if appr is None or appr.empty:
-        return {"note": note, "flagged": [], "without_flagged": None}
-    flagged = appr[appr["flag"].astype(bool)]
-    names = [str(a) for a in flagged["approver"].tolist()]
-    out: dict[str, Any] = {
-        "note": note,
-        "flagged": [
-            {"approver": str(r.approver), "reason": str(r.flag_reason), "n": int(r.n)}
-            for r in flagged.itertuples(index=False)
-        ],
-        "without_flagged": None,
-    }
-    if names:
-        rest = cur[~cur["decided_by"].astype(object).isin(names).to_numpy()]
-        row = agreement_mod.agreement(rest, by=[]).iloc[0] if len(rest) else None
-        if row is not None:
-            out["without_flagged"] = {
-                "n": int(row["n"]),
-                "agree": Rate(
-                    int(row["pass_acceptable"] + row["fail_not_acceptable"]), int(row["n_decided"])
-                ).to_dict(),
-                "false_pass": Rate(int(row["pass_not_acceptable"]), int(row["n_pass"])).to_dict(),
-            }
-    return out

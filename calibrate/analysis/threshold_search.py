@@ -17,7 +17,7 @@ The method (``docs/method.md`` says it in plain words)
 -------------------------------------------------------
 A *path* of candidate configurations is ordered from strictest to loosest and
 walked with exact binomial tests by the fallback procedure [5]_
-(:func:`calibrate.analysis.certify.fallback`): checkpoints placed by the
+(:func:`calibrate.analysis.fallback_walk.fallback`): checkpoints placed by the
 counts hold shares of ``delta``, a rejection hands its level on, a failure
 ends a run but not the walk. Every rejected candidate is certified at once;
 the one suggested decides enough alone and then saves the most work

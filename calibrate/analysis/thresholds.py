@@ -9,7 +9,9 @@ each (data moves down this list, never up):
   :mod:`calibrate.analysis.learned_options`,
   :mod:`calibrate.analysis.learned_path`, :mod:`calibrate.analysis.answers_path`:
   the candidate paths;
-* :mod:`calibrate.analysis.certify`: the tests and the walks along a path;
+* :mod:`calibrate.analysis.score_paths`: counts at every threshold of one score;
+* :mod:`calibrate.analysis.certify`: the exact tests and bounds along a path;
+* :mod:`calibrate.analysis.fallback_walk`: the fallback walk and its checkpoints;
 * :mod:`calibrate.analysis.threshold_result`: the result of one step's search
   (:class:`StepThresholds`) and its JSON;
 * :mod:`calibrate.analysis.unattainable`: when nothing is certified, whether
