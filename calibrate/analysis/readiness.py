@@ -17,7 +17,9 @@ over the DataFrames of :func:`calibrate.dataset.submissions` and
 :func:`calibrate.dataset.answers`:
 
 * :mod:`calibrate.analysis.step_readiness`: one step's decision
-  (:func:`assess_step`, :class:`StepReadiness`);
+  (:func:`assess_step`);
+* :mod:`calibrate.analysis.readiness_result`: that decision with its
+  evidence and its JSON face (:class:`StepReadiness`);
 * :mod:`calibrate.analysis.enforced_step`: an enforced step
   (:class:`Enforcement`), kept so or returned to advisory;
 * :mod:`calibrate.analysis.readiness_criteria`: the criteria one step's
@@ -78,6 +80,7 @@ from calibrate.analysis.enforced_step import Enforcement, enforced_pattern  # no
 from calibrate.analysis.monitor import MonitorReport, monitor_store
 from calibrate.analysis.needed import NeededLabels
 from calibrate.analysis.readiness_decision import DECISIONS, Criterion  # noqa: F401 - re-exported
+from calibrate.analysis.readiness_result import StepReadiness  # noqa: F401 - re-exported
 from calibrate.analysis.step_data import (
     isin,
 )
@@ -92,7 +95,6 @@ from calibrate.analysis.step_evidence import (  # noqa: F401 - re-exported
     replay,
 )
 from calibrate.analysis.step_readiness import (  # noqa: F401 - re-exported
-    StepReadiness,
     assess_step,
     current_wording,
     questions_from_answers,

@@ -42,8 +42,8 @@ from calibrate.analysis.plain import num as _num
 from calibrate.analysis.rate import Rate, limit_pct
 from calibrate.analysis.readiness import ReadinessReport
 from calibrate.analysis.readiness_decision import DECISIONS
+from calibrate.analysis.readiness_result import StepReadiness
 from calibrate.analysis.stats import MIN_N
-from calibrate.analysis.step_readiness import StepReadiness
 from calibrate.analysis.threshold_view import suggested_questions
 from calibrate.report import plots, switch
 from calibrate.textsafe import (
