@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from html import escape as html_escape
 from html.parser import HTMLParser
 from importlib import resources
 
@@ -19,6 +20,7 @@ from test_readiness import Segment, StepSpec, build_store
 
 from calibrate.analysis import readiness as rd
 from calibrate.report import render
+from calibrate.textsafe import escape_markdown
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -384,3 +386,20 @@ def test_the_suggested_shares_say_once_they_are_in_sample(written):
         text = paths[fmt].read_text(encoding="utf-8")
         assert text.count(IN_SAMPLE) == len(shown), fmt
         assert "the certified bounds above are the honest figures" in text
+
+
+def test_threshold_notes_are_a_list_in_md_and_html(written):
+    """A note may itself hold '; ', so the search's notes are one list item each in md and HTML,
+    never joined into one run-on sentence. Fails on the old code (joined by '; ')."""
+    report, _, paths = written
+    notes = [n for s in report.steps for n in s.thresholds.notes]
+    assert notes
+    md = paths["md"].read_text(encoding="utf-8")
+    html = paths["html"].read_text(encoding="utf-8")
+    for s in report.steps:
+        joined = s.thresholds.note
+        if len(s.thresholds.notes) > 1:
+            assert escape_markdown(joined) not in md
+    for note in notes:
+        assert f"\n- {escape_markdown(note)}\n" in md
+        assert f"<li>{html_escape(note)}</li>" in html

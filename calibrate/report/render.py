@@ -371,7 +371,8 @@ def _step_view(
         },
         "expected": expected,
         "current": current,
-        "threshold_note": t.note,
+        # One string a note (a note may itself hold "; "): shown as a list, never joined.
+        "threshold_notes": list(t.notes),
         "current_yaml": current_yaml,
         "suggested_yaml": suggested_yaml,
         "remarks": remarks,
