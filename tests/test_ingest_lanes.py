@@ -292,6 +292,7 @@ def test_a_line_longer_than_max_line_bytes_keeps_the_file_off_the_typed_lane(tmp
         "quarantined": 1,
         "withdrawn": 0,
         "pending": 0,
+        "skipped": 0,
     }
     reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
     assert "longer than --max-line-bytes" in reason

@@ -75,13 +75,23 @@ class IngestReport:
 
     @property
     def totals(self) -> dict[str, int]:
-        """Sums of read, loaded, new, quarantined, withdrawn and pending over the files."""
+        """Sums of read, loaded, new, quarantined, withdrawn and pending over the files; files skipped."""
         keys = ("read", "loaded", "new", "quarantined", "withdrawn", "pending")
-        return {k: sum(getattr(f, k) for f in self.files) for k in keys}
+        sums = {k: sum(getattr(f, k) for f in self.files) for k in keys}
+        return sums | {"skipped": len(self.skipped)}
+
+    @property
+    def skipped(self) -> list[FileResult]:
+        """The files that are no export kind: nothing was read from them or stored."""
+        return [f for f in self.files if f.status == "skipped"]
 
     def to_dict(self) -> dict:
-        """A JSON-ready form."""
-        return {"files": [asdict(f) for f in self.files], "totals": self.totals}
+        """A JSON-ready form: every file, the skipped files apart (path and reason), the totals."""
+        return {
+            "files": [asdict(f) for f in self.files],
+            "skipped": [{"path": f.path, "reason": f.note} for f in self.skipped],
+            "totals": self.totals,
+        }
 
 
 RECORD_PIPELINE = statements.load("ingest_records.sql")
