@@ -250,6 +250,41 @@ def test_skipped_files_are_listed_apart_from_the_quarantine(tmp_path):
     assert text.splitlines()[-1] == "quarantined records: none"
 
 
+def test_ingest_json_lists_the_skipped_files(tmp_path):
+    """--format json is the whole result: the skipped files too, with their reason (black-box F9)."""
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    (folder / "README.md").write_text("# notes")
+    (folder / "decisions.tsv").write_text("run\tdecision\n")
+    good = {"ask": "Q", "kind": "yes_no", "answer": 0.9, "result": "pass"}
+    (folder / "v.jsonl").write_text(
+        json.dumps({"run": "r1", "step": "s", "check": {"verdict": "pass", "questions": [good]}})
+    )
+    db = tmp_path / "s.duckdb"
+    res = runner.invoke(app, ["ingest", "--db", str(db), "--format", "json", str(folder)])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["skipped"] == [
+        {"path": str(folder / "README.md"), "reason": "not an export kind (.md)"},
+        {"path": str(folder / "decisions.tsv"), "reason": "not an export kind (.tsv)"},
+    ]
+    assert out["totals"]["skipped"] == 2 and out["totals"]["read"] == 1
+    # Nothing to load (and no store yet): the same form.
+    res = runner.invoke(
+        app,
+        [
+            "ingest",
+            "--db",
+            str(tmp_path / "new.duckdb"),
+            "--format",
+            "json",
+            str(folder / "README.md"),
+        ],
+    )
+    out = json.loads(res.stdout)
+    assert res.exit_code == 0 and out["totals"]["skipped"] == 1 and len(out["skipped"]) == 1
+
+
 def test_status_lists_the_flagged_records(tmp_path):
     from pathlib import Path
 

@@ -54,3 +54,29 @@ def test_schema_rejects_what_ingest_quarantines(question):
     line = {"run": "r", "step": "s", "check": {"verdict": "pass", "questions": [question]}}
     with pytest.raises(jsonschema.ValidationError):
         validate(line, "verdict-line.schema.json")
+
+
+@pytest.mark.parametrize(
+    ("doc", "name"),
+    [
+        ({"run": "r", "step": "", "check": {"verdict": "error"}}, "verdict-line.schema.json"),
+        ({"run": "r", "step": " \t", "check": {"verdict": "error"}}, "verdict-line.schema.json"),
+        ({"run": "  ", "step": "s", "check": {"verdict": "error"}}, "verdict-line.schema.json"),
+        (
+            {"run": "r", "process": "", "step": "s", "check": {"verdict": "error"}},
+            "verdict-line.schema.json",
+        ),
+        ({"run": "r", "steps": {" ": {}}}, "run.schema.json"),
+        ({"run": "r", "process": " ", "steps": {"s": {}}}, "run.schema.json"),
+        ({"run": "r", "steps": {}, "handoff": {"step": ""}}, "run.schema.json"),
+        ({"run": "r", "step": "  ", "attempt": 1, "decision": "approved"}, "decision.schema.json"),
+    ],
+)
+def test_schema_rejects_blank_names_as_ingest_does(doc, name):
+    """A run, process or step that is empty or only blanks names nothing (black-box F3)."""
+    with pytest.raises(jsonschema.ValidationError):
+        validate(doc, name)
+    named = json.dumps(doc)  # the same record with its names given is valid
+    for blank in ('" \\t"', '"  "', '" "', '""'):
+        named = named.replace(blank, '"x"')
+    validate(json.loads(named), name)

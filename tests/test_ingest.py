@@ -132,6 +132,7 @@ def test_single_run_json_file(tmp_path, examples_dir):
         "quarantined": 0,
         "withdrawn": 0,
         "pending": 0,
+        "skipped": 0,
     }
     assert con.execute("SELECT count(*) FROM checks").fetchone()[0] == 2
 

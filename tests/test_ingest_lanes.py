@@ -172,6 +172,15 @@ def _mutations() -> list:
         lambda doc: doc.update(handoff={"check": copy.deepcopy(_checked_step(doc)["check"])}),
         _approve_first,
         lambda doc: doc["steps"].update(later=None),  # a step with nothing recorded yet
+        # Blank names and impossible UTC offsets (black-box F2, F3).
+        lambda doc: doc.update(run="  "),
+        lambda doc: doc.update(process=""),
+        lambda doc: doc.update(
+            steps={"" if k == next(iter(doc["steps"])) else k: v for k, v in doc["steps"].items()}
+        ),  # fmt: skip
+        chk(lambda c: c.update(at="2026-08-03T00:00:00+25:00")),
+        chk(lambda c: c.update(at="2026-08-03T00:00:00-00:99")),
+        approve(lambda s: s.update(at="2026-08-04T00:00:00+24:00")),
     ]
 
 
@@ -246,6 +255,53 @@ def test_files_the_reader_cannot_take_whole_go_to_the_record_pipeline(tmp_path, 
     assert con.execute("SELECT count(*) FROM f_recs").fetchone()[0] == 0
 
 
+#: Repeats of a key calibrate reads, written into a sample line's text (black-box F1); the typed
+#: lane's reader refuses a file that holds one, and the record pipeline quarantines the record.
+READ_KEY_REPEATS = [
+    ('{"run":', '{"run":"other","run":'),
+    ('"verdict":"', '"verdict":"error","verdict":"'),
+    ('"kind":"', '"kind":"rubric","kind":"'),
+    ('"check":{', '"attempt":2,"attempt":1,"check":{'),
+    ('"decision":"', '"decision":"rejected","decision":"'),
+]
+#: Repeats of keys it does not read: nothing to tell apart, the lane takes them.
+UNREAD_KEY_REPEATS = [
+    ('"status":"', '"status":"running","status":"'),
+    ('{"run":', '{"exported_by":"a","exported_by":"b","run":'),
+]
+
+
+def _repeats_file(tmp_path: Path, repeats: list[tuple[str, str]]) -> tuple[Path, int, int]:
+    lines = (SAMPLE / "runs.jsonl").read_text(encoding="utf-8").splitlines()[:300]
+    changed = 0
+    for i in range(3, len(lines), 10):
+        old, new = repeats[(i // 10) % len(repeats)]
+        if old in lines[i]:
+            lines[i] = lines[i].replace(old, new, 1)
+            changed += 1
+    path = tmp_path / "repeats.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path, len(lines), changed
+
+
+def test_a_repeated_key_that_is_read_is_quarantined_both_ways(tmp_path, monkeypatch):
+    path, n, changed = _repeats_file(tmp_path, READ_KEY_REPEATS)
+    assert ing._typed_lane(duckdb.connect(), path, n) is None  # the reader refuses the file
+    diff = _differences(tmp_path, [path], monkeypatch)
+    _assert_same(diff)
+    assert changed > 20 and diff["quarantine"][0] == changed
+
+
+def test_a_repeated_key_that_is_not_read_loads_the_same_both_ways(tmp_path, monkeypatch):
+    path, n, changed = _repeats_file(tmp_path, UNREAD_KEY_REPEATS)
+    con = duckdb.connect()
+    slow = ing._typed_lane(con, path, n)
+    assert slow is not None and len(slow) == 0  # the lane takes every record
+    diff = _differences(tmp_path, [path], monkeypatch)
+    _assert_same(diff)
+    assert changed > 20 and diff["quarantine"][0] == 0
+
+
 def test_bad_corpus_loads_the_same_both_ways(tmp_path, monkeypatch):
     _assert_same(_differences(tmp_path, [BAD], monkeypatch))
 
@@ -292,6 +348,7 @@ def test_a_line_longer_than_max_line_bytes_keeps_the_file_off_the_typed_lane(tmp
         "quarantined": 1,
         "withdrawn": 0,
         "pending": 0,
+        "skipped": 0,
     }
     reason = con.execute("SELECT reason FROM quarantine").fetchone()[0]
     assert "longer than --max-line-bytes" in reason

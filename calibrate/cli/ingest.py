@@ -87,6 +87,11 @@ def ingest_command(
     decision table's row whose decision is blank: not decided yet); per file
     the command prints read = loaded + quarantined + pending. Re-ingesting a
     file changes nothing; ingesting it again once filled in loads its rows.
+
+    --format json prints files (one entry per file: path, kind, status, the
+    counts), skipped (each file that is no export kind, with path and reason:
+    nothing read or stored) and totals (the sums of the counts, and skipped,
+    the number of files skipped).
     """
     require_format(fmt, "ingest", Format.table, Format.json)
     as_json = as_json or fmt is Format.json
@@ -132,7 +137,7 @@ def _print(report: IngestReport, as_json: bool, quiet: bool) -> None:
     if as_json:
         echo_json(report.to_dict())
     elif not quiet:
-        skipped = [f for f in report.files if f.status == "skipped"]
+        skipped = report.skipped
         for f in report.files:
             if f.status != "skipped":
                 label = "unchanged" if f.status == "unchanged" else f.kind

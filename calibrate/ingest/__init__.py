@@ -75,13 +75,23 @@ class IngestReport:
 
     @property
     def totals(self) -> dict[str, int]:
-        """Sums of read, loaded, new, quarantined, withdrawn and pending over the files."""
+        """Sums of read, loaded, new, quarantined, withdrawn and pending over the files; files skipped."""
         keys = ("read", "loaded", "new", "quarantined", "withdrawn", "pending")
-        return {k: sum(getattr(f, k) for f in self.files) for k in keys}
+        sums = {k: sum(getattr(f, k) for f in self.files) for k in keys}
+        return sums | {"skipped": len(self.skipped)}
+
+    @property
+    def skipped(self) -> list[FileResult]:
+        """The files that are no export kind: nothing was read from them or stored."""
+        return [f for f in self.files if f.status == "skipped"]
 
     def to_dict(self) -> dict:
-        """A JSON-ready form."""
-        return {"files": [asdict(f) for f in self.files], "totals": self.totals}
+        """A JSON-ready form: every file, the skipped files apart (path and reason), the totals."""
+        return {
+            "files": [asdict(f) for f in self.files],
+            "skipped": [{"path": f.path, "reason": f.note} for f in self.skipped],
+            "totals": self.totals,
+        }
 
 
 RECORD_PIPELINE = statements.load("ingest_records.sql")
@@ -611,10 +621,28 @@ def _refine_json_errors(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         con.executemany("UPDATE quarantine SET reason = ? WHERE rowid = ?", updates)
 
 
+class _Pairs(dict):
+    """A JSON object as written: ``json.dumps`` writes its pairs back in order, a repeated key twice.
+
+    Python's ``json`` keeps a repeated key's last value, DuckDB its first; written back whole,
+    the record pipeline sees the repeat and quarantines the record, as it does a line's.
+    """
+
+    def __init__(self, pairs: list[tuple[str, object]]) -> None:
+        super().__init__(pairs)
+        self._pairs = pairs
+
+    def items(self):  # noqa: D102 - what json.dumps iterates (its C encoder too)
+        return self._pairs
+
+
 def _parse_json_document(text: str) -> tuple[bool, object]:
-    """``(True, document)`` or ``(False, error message)``; deep nesting is an error, not a crash."""
+    """``(True, document)`` or ``(False, error message)``; deep nesting is an error, not a crash.
+
+    Objects keep their pairs as written (:class:`_Pairs`), a repeated key included.
+    """
     try:
-        return True, json.loads(text)
+        return True, json.loads(text, object_pairs_hook=_Pairs)
     except ValueError as exc:
         return False, str(exc)
     except RecursionError:

@@ -40,11 +40,37 @@ CREATE OR REPLACE TEMP MACRO decision_attempt_number(j) AS (
 CREATE OR REPLACE TEMP MACRO is_level(t, x) AS (
     t IN ('UBIGINT', 'BIGINT', 'DOUBLE') AND x BETWEEN 0 AND 2147483647 AND is_whole(x));
 -- A time must look like ISO 8601 (YYYY-MM-DD...) and be finite: DuckDB would
--- otherwise also accept 'epoch', 'infinity' and years beyond 9999.
+-- otherwise also accept 'epoch', 'infinity' and years beyond 9999. A UTC offset after the time
+-- must be one (RFC 3339: hours 00-23, minutes and seconds 00-59): DuckDB reads +25:00 or +99:99
+-- as an offset of a day or more, which moves the time by days.
 CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
     CASE WHEN regexp_matches(t, '^\s*[0-9]{4}-[0-9]{2}-[0-9]{2}')
+              -- One literal (a pattern built with || would be compiled again for every value).
+              AND NOT regexp_matches(t, ':[0-9]{2}([.,][0-9]*)?[+-]((2[4-9]|[3-9][0-9])(:?[0-9]{2}){0,2}|[0-9]{2}:?[6-9][0-9](:?[0-9]{2})?|[0-9]{2}:?[0-9]{2}:?[6-9][0-9])\s*$')
               AND isfinite(try_cast(t AS TIMESTAMPTZ))
          THEN try_cast(t AS TIMESTAMPTZ) END);
+-- A name (a run id, a process, a step) that is missing, empty or only blanks names nothing.
+-- Trimmed only when it sorts before '!' (a blank does, as '' does; few names do): on every run
+-- id and step, a trim costs as much as the rest of the typed lane's tests together.
+CREATE OR REPLACE TEMP MACRO blank_name(t) AS (
+    CASE WHEN coalesce(t < '!', true) THEN coalesce(trim(t, ' ' || chr(9) || chr(10) || chr(13)), '') = ''
+         ELSE false END);
+-- The keys an object holds more than once (keys: its json_keys, in order) among those calibrate
+-- reads there (known): which of the values is meant cannot be told (DuckDB reads the first,
+-- Python's json the last), so the record is quarantined. n_read is how many of the known keys
+-- were read with a value (not null): an object with no more keys than that repeats none, and
+-- only the others are searched (a search per object would cost a tenth of the pipeline).
+CREATE OR REPLACE TEMP MACRO repeated_keys(keys, n_read, known) AS (
+    CASE WHEN len(keys) > n_read THEN
+        list_sort(list_filter(list_distinct(keys), lambda k: list_contains(known, k)
+            AND list_position(keys, k) < len(keys) + 1 - list_position(list_reverse(keys), k))) END);
+CREATE OR REPLACE TEMP MACRO present(x) AS ((x IS NOT NULL)::INTEGER);
+-- A JSON value's type from its keys (json_keys: [] for anything but an object that has keys),
+-- so that an object, whose keys are read anyway, is parsed once for both.
+CREATE OR REPLACE TEMP MACRO keys_type(keys, j) AS (CASE WHEN len(keys) > 0 THEN 'OBJECT' ELSE json_type(j) END);
+-- Why: said at the object's path (the record itself: "record").
+CREATE OR REPLACE TEMP MACRO repeated_reason(said, k) AS (
+    said || ' repeats the key ' || to_json(k)::VARCHAR || ': which of its values is meant is ambiguous');
 -- A JSON string's text (NULL when the value is not a string), and an identifier's text
 -- (a string or an integer; NULL otherwise).
 CREATE OR REPLACE TEMP MACRO json_string(j) AS (CASE WHEN json_type(j) = 'VARCHAR' THEN (j->>'$') END);
@@ -98,7 +124,7 @@ CREATE OR REPLACE TEMP MACRO verdict_bad(v, verdict, at_ts, attempt_raw, recorde
     OR (v.advisory IS NOT NULL AND json_type(v.advisory) <> 'BOOLEAN')
     OR (v.model IS NOT NULL AND json_type(v.model) <> 'VARCHAR')
     OR attempt_raw IS NULL OR attempt_raw < 1 OR attempt_raw > 2147483647
-    OR (recorded_in = 'handoff.check' AND step IS NULL), true));
+    OR (recorded_in = 'handoff.check' AND blank_name(step)), true));
 CREATE OR REPLACE TEMP MACRO question_bad(q_null, ask, kind, answer_type, answer_num, answer_text, confidence_type,
                                           confidence_num, result_type, result_text) AS (coalesce(
     q_null
@@ -122,17 +148,30 @@ CREATE OR REPLACE TEMP MACRO json_number(j) AS (
     CASE WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
 
 -- name: parse
+-- The record's number of keys, for the test of a repeated one (fields), costs no parse more.
 CREATE OR REPLACE TEMP TABLE s_rec AS
-SELECT rec, line_no, json_path, line, top_type IS NOT NULL AS valid, top_type
-FROM (SELECT rec, line_no, json_path, line, json_type(try_cast(line AS JSON)) AS top_type FROM stage_lines)
+SELECT rec, line_no, json_path, line, top_type IS NOT NULL AS valid, top_type, n_keys
+FROM (
+    SELECT rec, line_no, json_path, line, keys_type(keys, j) AS top_type, len(keys) AS n_keys
+    FROM (
+        SELECT *, json_keys(j) AS keys
+        FROM (SELECT rec, line_no, json_path, line, try_cast(line AS JSON) AS j FROM stage_lines)
+    )
+)
 -- JSON allows blanks and CR around a value, so only lines that fail to parse need trimming.
 WHERE top_type IS NOT NULL OR trim(line, ' ' || chr(9) || chr(13)) <> '';
 
 -- name: fields
+-- The record's fields, and its keys when it has more than the fields read: one may repeat (which
+-- of them matter: classify).
 CREATE OR REPLACE TEMP TABLE s_doc AS
-SELECT rec, line_no, json_path, d.*
+SELECT rec, line_no, json_path, d.*,
+       CASE WHEN n_keys > present(d.run) + present(d.process) + present(d.version) + present(d.steps)
+                          + present(d.handoff) + present(d.step) + present(d.attempt) + present(d."check")
+                          + present(d.decision) + present(d.by) + present(d."at") + present(d.note)
+            THEN json_keys(line) END AS keys
 FROM (
-    SELECT rec, line_no, json_path,
+    SELECT rec, line_no, json_path, line, n_keys,
            from_json(line, '{"run":"JSON","process":"JSON","version":"JSON","steps":"JSON","handoff":"JSON",
                              "step":"JSON","attempt":"JSON","check":"JSON","decision":"JSON","by":"JSON",
                              "at":"JSON","note":"JSON"}') AS d
@@ -151,7 +190,12 @@ SELECT *,
     END AS kind,
     json_id(run) AS run_id,
     json_id(process) AS process_name,
-    CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text
+    CASE WHEN json_type(version) IN ('VARCHAR', 'UBIGINT', 'BIGINT', 'DOUBLE') THEN (version->>'$') END AS version_text,
+    -- The keys read at the top of a record that it repeats: of a run document, those the
+    -- typed lane reads too; of any other record, every key that is read or tells its kind.
+    repeated_keys(keys, 0, CASE WHEN steps IS NOT NULL THEN ['run', 'process', 'version', 'steps', 'handoff']
+                             ELSE ['run', 'process', 'version', 'steps', 'handoff', 'step', 'attempt', 'check',
+                                   'decision', 'by', 'at', 'note'] END) AS repeated
 FROM s_doc;
 
 -- name: pending
@@ -180,14 +224,21 @@ SELECT rec, line_no, json_path,
        'record is neither a run document (no "steps"), a verdict line (no "check") nor a decision (no "decision")'
 FROM s_kind WHERE kind IS NULL
 UNION ALL
-SELECT rec, line_no, json_path, 'record has no "run" id (a string or an integer)'
-FROM s_kind WHERE kind IN ('run', 'verdict', 'decision') AND (run_id IS NULL OR run_id = '')
+SELECT rec, line_no, json_path, 'record has no "run" id (a string or an integer, not blank)'
+FROM s_kind WHERE kind IN ('run', 'verdict', 'decision') AND blank_name(run_id)
+UNION ALL
+SELECT rec, line_no, json_path, '"process" is blank: name the process, or leave the field out'
+FROM s_kind WHERE kind IN ('run', 'verdict', 'decision') AND process_name IS NOT NULL AND blank_name(process_name)
 UNION ALL
 SELECT rec, line_no, json_path, '"steps" must be an object of step ids'
 FROM s_kind WHERE kind = 'run' AND json_type(steps) <> 'OBJECT'
 UNION ALL
-SELECT rec, line_no, json_path, 'verdict line has no "step" (a string)'
-FROM s_kind WHERE kind = 'verdict' AND json_type(step) IS DISTINCT FROM 'VARCHAR';
+SELECT rec, line_no, json_path, 'verdict line has no "step" (a string, not blank)'
+FROM s_kind WHERE kind = 'verdict' AND (json_type(step) IS DISTINCT FROM 'VARCHAR' OR blank_name(step->>'$'))
+UNION ALL
+-- A pending record too: a decision written twice, once blank, is not a decision left blank.
+SELECT rec, line_no, json_path, repeated_reason('record', unnest(repeated))
+FROM s_kind WHERE len(repeated) > 0;
 
 -- name: steps
 -- One row per step of a run document, with its position and current attempt.
@@ -198,35 +249,62 @@ WITH m AS (
     FROM s_kind k
     WHERE k.kind = 'run' AND json_type(k.steps) = 'OBJECT'
 ), kv AS (
-    -- Objects with unique keys: unnest the map (fast). Duplicate keys: json_each (keeps both).
+    -- Objects with unique keys: unnest the map (fast). A step named twice (the map cannot
+    -- hold it): json_each keeps both, to say which (below).
     SELECT rec, line_no, json_path, run_id, process_name, version_text,
-           unnest(map_keys(sm)) AS step, generate_subscripts(map_keys(sm), 1) AS ordinal, unnest(map_values(sm)) AS value
+           unnest(map_keys(sm)) AS step, generate_subscripts(map_keys(sm), 1) AS ordinal, unnest(map_values(sm)) AS value,
+           false AS named_twice
     FROM m WHERE sm IS NOT NULL
     UNION ALL
-    SELECT m.rec, m.line_no, m.json_path, m.run_id, m.process_name, m.version_text, s.key, s.id, s.value
+    SELECT m.rec, m.line_no, m.json_path, m.run_id, m.process_name, m.version_text, s.key, s.id, s.value, true
     FROM m, json_each(m.steps) s WHERE m.sm IS NULL
 ), e AS (
-    SELECT rec, line_no, json_path, run_id, process_name, version_text, step, ordinal,
-           json_type(value) AS step_type,
+    SELECT rec, line_no, json_path, run_id, process_name, version_text, step, ordinal, named_twice, value,
+           -- "status" is not read, but every step has it: counted, a step is not searched for a repeat.
            from_json(value, '{"check":"JSON","history":"JSON","escalation":"JSON","decision":"JSON",
-                              "reviews":"JSON","by":"JSON","at":"JSON","note":"JSON","attempt":"JSON"}') AS sd
+                              "reviews":"JSON","by":"JSON","at":"JSON","note":"JSON","attempt":"JSON",
+                              "status":"JSON"}') AS sd,
+           json_keys(value) AS keys
     FROM kv
 )
-SELECT e.*,
-       CASE WHEN json_type(sd.history) = 'ARRAY' THEN json_array_length(sd.history) ELSE 0 END AS n_history
-FROM e;
+SELECT * EXCLUDE (keys, esc_keys),
+       repeated_keys(keys, present(sd."check") + present(sd.history) + present(sd.escalation) + present(sd.decision)
+                           + present(sd.reviews) + present(sd.by) + present(sd."at") + present(sd.note)
+                           + present(sd.attempt) + present(sd.status),
+                     ['check', 'history', 'escalation', 'decision', 'reviews', 'by', 'at', 'note', 'attempt'])
+           AS repeated,
+       -- Escalations are few: each is searched.
+       repeated_keys(esc_keys, 0, ['resolution', 'output', 'by', 'at', 'note', 'check']) AS esc_repeated
+FROM (
+    SELECT e.* EXCLUDE (value), keys_type(keys, value) AS step_type,
+           CASE WHEN json_type(sd.history) = 'ARRAY' THEN json_array_length(sd.history) ELSE 0 END AS n_history,
+           CASE WHEN json_type(sd.escalation) = 'OBJECT' THEN json_keys(sd.escalation) END AS esc_keys
+    FROM e
+);
+-- A record that names a step twice is quarantined (bad_checks) and read no further: which of
+-- the two is meant cannot be told (and a decision could not tell which one it labels).
+CREATE OR REPLACE TEMP TABLE s_twice AS
+SELECT rec, line_no, json_path, step FROM s_step WHERE named_twice GROUP BY ALL HAVING count(*) > 1;
+DELETE FROM s_step WHERE named_twice;
 
 -- name: history
 CREATE OR REPLACE TEMP TABLE s_hist AS
-SELECT rec, line_no, json_path, run_id, process_name, version_text, step, idx,
-       from_json(value, '{"attempt":"JSON","check":"JSON","decision":"JSON","by":"JSON","at":"JSON","note":"JSON"}') AS hd
+SELECT * EXCLUDE (keys),
+       repeated_keys(keys, present(hd.attempt) + present(hd."check") + present(hd.decision) + present(hd.by)
+                           + present(hd."at") + present(hd.note),
+                     ['attempt', 'check', 'decision', 'by', 'at', 'note']) AS repeated
 FROM (
-    SELECT rec, line_no, json_path, run_id, process_name, version_text, step,
-           (generate_subscripts(hs, 1) - 1)::INTEGER AS idx, unnest(hs) AS value
+    SELECT rec, line_no, json_path, run_id, process_name, version_text, step, idx,
+           from_json(value, '{"attempt":"JSON","check":"JSON","decision":"JSON","by":"JSON","at":"JSON","note":"JSON"}') AS hd,
+           json_keys(value) AS keys
     FROM (
-        SELECT st.rec, st.line_no, st.json_path, st.run_id, st.process_name, st.version_text, st.step,
-               from_json(st.sd.history, '["JSON"]') AS hs
-        FROM s_step st WHERE st.n_history > 0
+        SELECT rec, line_no, json_path, run_id, process_name, version_text, step,
+               (generate_subscripts(hs, 1) - 1)::INTEGER AS idx, unnest(hs) AS value
+        FROM (
+            SELECT st.rec, st.line_no, st.json_path, st.run_id, st.process_name, st.version_text, st.step,
+                   from_json(st.sd.history, '["JSON"]') AS hs
+            FROM s_step st WHERE st.n_history > 0
+        )
     )
 );
 
@@ -290,9 +368,19 @@ WHERE k.kind = 'verdict';
 
 -- name: checks_fields
 CREATE OR REPLACE TEMP TABLE s_check2 AS
-SELECT c.*, json_type(c.chk) AS chk_type,
-       from_json(c.chk, '{"verdict":"JSON","advisory":"JSON","model":"JSON","questions":"JSON","at":"JSON","truncated":"JSON"}') AS v
-FROM s_check c;
+SELECT * EXCLUDE (keys),
+       repeated_keys(keys, present(v.verdict) + present(v.advisory) + present(v.model) + present(v.questions)
+                           + present(v."at") + present(v.truncated),
+                     ['verdict', 'advisory', 'model', 'questions', 'at', 'truncated']) AS repeated
+FROM (
+    SELECT *, keys_type(keys, chk) AS chk_type
+    FROM (
+        SELECT c.*,
+               from_json(c.chk, '{"verdict":"JSON","advisory":"JSON","model":"JSON","questions":"JSON","at":"JSON","truncated":"JSON"}') AS v,
+               json_keys(c.chk) AS keys
+        FROM s_check c
+    )
+);
 
 -- name: checks_typed
 CREATE OR REPLACE TEMP TABLE s_check3 AS
@@ -309,14 +397,20 @@ FROM s_check2 c;
 
 -- name: questions_raw
 CREATE OR REPLACE TEMP TABLE s_q AS
-SELECT rec, path, position, json_type(value) AS q_type,
-       from_json(value, '{"ask":"JSON","kind":"JSON","answer":"JSON","confidence":"JSON","result":"JSON"}') AS f
+SELECT rec, path, position, keys_type(keys, value) AS q_type, f,
+       repeated_keys(keys, present(f.ask) + present(f.kind) + present(f.answer) + present(f.confidence) + present(f.result),
+                     ['ask', 'kind', 'answer', 'confidence', 'result']) AS repeated
 FROM (
-    SELECT rec, path, (generate_subscripts(qs, 1) - 1)::INTEGER AS position, unnest(qs) AS value
+    SELECT rec, path, position, value,
+           from_json(value, '{"ask":"JSON","kind":"JSON","answer":"JSON","confidence":"JSON","result":"JSON"}') AS f,
+           json_keys(value) AS keys
     FROM (
-        SELECT c.rec, c.path, from_json(c.v.questions, '["JSON"]') AS qs
-        FROM s_check3 c
-        WHERE c.chk_type = 'OBJECT' AND c.questions_type = 'ARRAY' AND c.n_questions > 0
+        SELECT rec, path, (generate_subscripts(qs, 1) - 1)::INTEGER AS position, unnest(qs) AS value
+        FROM (
+            SELECT c.rec, c.path, from_json(c.v.questions, '["JSON"]') AS qs
+            FROM s_check3 c
+            WHERE c.chk_type = 'OBJECT' AND c.questions_type = 'ARRAY' AND c.n_questions > 0
+        )
     )
 );
 
@@ -363,7 +457,27 @@ SELECT rec, line_no, json_path, reason FROM (
     WHERE attempt_raw IS NULL OR attempt_raw < 1 OR attempt_raw > 2147483647
     UNION ALL
     SELECT rec, line_no, json_path, path || ': handoff has no "step"' FROM s_check3
-    WHERE recorded_in = 'handoff.check' AND step IS NULL
+    WHERE recorded_in = 'handoff.check' AND blank_name(step)
+    UNION ALL
+    SELECT rec, line_no, json_path, '$.steps has a step whose id is blank (' || to_json(step)::VARCHAR || ')'
+    FROM s_step WHERE blank_name(step)
+    UNION ALL
+    -- Keys written twice in an object read here (the record's own: bad_top).
+    SELECT rec, line_no, json_path, repeated_reason(path, unnest(repeated)) FROM s_check3 WHERE len(repeated) > 0
+    UNION ALL
+    SELECT rec, line_no, json_path, repeated_reason('$.steps', step) FROM s_twice
+    UNION ALL
+    SELECT rec, line_no, json_path, repeated_reason('$.steps.' || step, unnest(repeated)) FROM s_step
+    WHERE len(repeated) > 0
+    UNION ALL
+    SELECT rec, line_no, json_path, repeated_reason('$.steps.' || step || '.escalation', unnest(esc_repeated))
+    FROM s_step WHERE len(esc_repeated) > 0
+    UNION ALL
+    SELECT rec, line_no, json_path, repeated_reason('$.steps.' || step || '.history[' || idx || ']', unnest(repeated))
+    FROM s_hist WHERE len(repeated) > 0
+    UNION ALL
+    SELECT rec, line_no, json_path, repeated_reason('$.handoff', unnest(repeated_keys(json_keys(handoff), 0, ['step', 'check'])))
+    FROM s_kind WHERE kind = 'run' AND json_type(handoff) = 'OBJECT'
 );
 
 -- name: bad_questions
@@ -415,6 +529,8 @@ FROM s_check3 c JOIN (
     SELECT rec, path, position, ': result ' || f.result::VARCHAR || ' is not pass, fail or unsure'
     FROM s_q2 WHERE result_type IS NOT NULL AND result_type <> 'NULL'
           AND coalesce(result_text, '') NOT IN ('pass', 'fail', 'unsure')
+    UNION ALL
+    SELECT rec, path, position, repeated_reason('', unnest(repeated)) FROM s_q2 WHERE len(repeated) > 0
     UNION ALL
     SELECT rec, path, min(position), ': question ' || to_json(ask)::VARCHAR || ' is asked twice in one check'
     FROM s_q2 WHERE ask IS NOT NULL GROUP BY rec, path, ask HAVING count(*) > 1
@@ -502,7 +618,7 @@ SELECT rec, line_no, json_path, reason FROM (
     FROM s_dec2 WHERE coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
     UNION ALL
     SELECT rec, line_no, json_path, said || 'decision names no checked step ("step", or "reviews" on an approve step)'
-    FROM s_dec2 WHERE coalesce(step, '') = ''
+    FROM s_dec2 WHERE blank_name(step)
     UNION ALL
     SELECT rec, line_no, json_path,
            CASE WHEN source = 'approve step' AND NOT EXISTS (SELECT 1 FROM s_attempt a WHERE a.rec = d.rec AND a.step = d.step)
@@ -511,7 +627,7 @@ SELECT rec, line_no, json_path, reason FROM (
                 THEN said || 'decision has no attempt (a positive integer)'
                 -- Said at the attempt's own field, as a check's (the same reason is said once).
                 ELSE attempt_reason(attempt_path, attempt_json, decision_attempt_number(attempt_json)) END
-    FROM s_dec2 d WHERE coalesce(step, '') <> '' AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
+    FROM s_dec2 d WHERE NOT blank_name(step) AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
     UNION ALL
     SELECT rec, line_no, json_path, said || '"at" ' || at_json::VARCHAR || ' is not an ISO 8601 time'
     FROM s_dec2 WHERE (at_text IS NOT NULL AND at_ts IS NULL)
@@ -707,7 +823,8 @@ SELECT
     (SELECT count(*) FROM s_rec) + (SELECT count(DISTINCT rec) FROM pre_bad)
     + (SELECT count(*) FROM (SELECT rec FROM f_recs UNION SELECT rec FROM f_decisions)) AS n_read,
     (SELECT count(*) FROM s_bad) AS n_quarantined,
-    (SELECT count(*) FROM s_kind WHERE kind = 'pending') AS n_pending,
+    -- A pending record quarantined (a repeated key) counts as quarantined only.
+    (SELECT count(*) FROM s_kind ANTI JOIN s_bad USING (rec) WHERE kind = 'pending') AS n_pending,
     (SELECT count(DISTINCT rec) FROM (
         SELECT rec FROM s_new_check UNION ALL SELECT rec FROM s_new_dec)) AS n_new;
 

@@ -7,7 +7,11 @@
 -- The reader is strict: a line that is not JSON, a duplicate key, or a value
 -- whose shape is not the expected one (a check that is a string, a question
 -- that is a number) fails the read, and then the whole file goes through the
--- record pipeline. Leaves are read as JSON, so their types are checked here
+-- record pipeline. A key repeated where the reader reads it (a field of the record, a
+-- step, a history entry, an escalation, a handoff, a check or a question, or a step
+-- named twice) is such a failure, and the record pipeline quarantines that record;
+-- a repeated key it does not read (DuckDB ignores it) the record pipeline ignores too.
+-- Leaves are read as JSON, so their types are checked here
 -- with the record pipeline's own tests (json_type), never coerced.
 --
 -- Inputs: the file path (bound as $1) and the macros of ingest_records.sql.
@@ -163,10 +167,10 @@ SELECT rec FROM c_answers WHERE ask IS NOT NULL GROUP BY rec, hash(path, ask) HA
 UNION ALL
 SELECT rec FROM c_checks WHERE bad
 UNION ALL
-SELECT rec FROM t_step WHERE bad_attempt OR current_attempt IS NULL
+SELECT rec FROM t_step WHERE bad_attempt OR current_attempt IS NULL OR blank_name(step)
 UNION ALL
--- Runs without a usable id.
-SELECT rec FROM c_runs WHERE run_id IS NULL OR run_id = '';
+-- Runs without a usable id, or with a blank process.
+SELECT rec FROM c_runs WHERE blank_name(run_id) OR (process_name IS NOT NULL AND blank_name(process_name));
 
 -- name: decisions
 -- Decisions from approve steps, history and escalations, as the record pipeline's decisions_raw.
@@ -233,7 +237,7 @@ FROM (
 INSERT INTO c_slow
 SELECT DISTINCT rec FROM c_decisions
 WHERE coalesce(coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
-   OR coalesce(step, '') = ''
+   OR blank_name(step)
    OR attempt IS NULL OR attempt < 1 OR attempt > 2147483647
    OR (at_text IS NOT NULL AND at_ts IS NULL)
    OR (at_json IS NOT NULL AND json_type(at_json) <> 'VARCHAR'), true)
@@ -253,8 +257,9 @@ FROM (
            iso_time(nullif("at", '')) AS at_ts
     FROM (SELECT * EXCLUDE (attempt), attempt AS attempt_text FROM csv_cells)
 )
-WHERE coalesce(run <> ''
+WHERE coalesce(NOT blank_name(run)
+      AND (process IS NULL OR NOT blank_name(process))
       AND decision IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
-      AND coalesce(step, '') <> ''
+      AND NOT blank_name(step)
       AND attempt IS NOT NULL
       AND (nullif("at", '') IS NULL OR at_ts IS NOT NULL), false);

@@ -289,20 +289,23 @@ case(
 
 
 # --- answers ------------------------------------------------------------------------------
-def bad_q(name, runs, questions_list, reason, note, verdict="pass"):
-    lines = [good(f"r-{runs}-ok")] + [
-        line(rec(f"r-{runs}-{i}", qs, verdict)) for i, qs in enumerate(questions_list)
-    ]
+def one_good_then_bad(name, ok_run, bad_lines, reason, note):
+    """A file of one good verdict line and records that are each quarantined for ``reason``."""
     case(
         name,
-        "\n".join(lines) + "\n",
-        read=len(lines),
+        "\n".join([good(ok_run), *bad_lines]) + "\n",
+        read=1 + len(bad_lines),
         loaded=1,
-        quarantined=len(questions_list),
+        quarantined=len(bad_lines),
         outcome="quarantined",
         reason=reason,
         note=note,
     )
+
+
+def bad_q(name, runs, questions_list, reason, note, verdict="pass"):
+    bad = [line(rec(f"r-{runs}-{i}", qs, verdict)) for i, qs in enumerate(questions_list)]
+    one_good_then_bad(name, f"r-{runs}-ok", bad, reason, note)
 
 
 bad_q(
@@ -597,6 +600,59 @@ case(
     outcome="quarantined",
     reason="is not an ISO 8601 time",
     note="a decision time that is not a time",
+)
+
+
+one_good_then_bad(
+    "at_offset_impossible.jsonl",
+    "r-ato-ok",
+    [
+        line(rec("r-ato-1", at="2026-10-01T10:00:00+25:00")),
+        line(rec("r-ato-2", at="2026-10-01T10:00:00+99:99")),
+        line(rec("r-ato-3", at="2026-10-01T10:00:00-24:00")),
+        dec("ctx-1", "approved", at="2026-10-02T10:00:00+05:60"),
+    ],
+    "is not an ISO 8601 time",
+    "a UTC offset beyond RFC 3339's (hours 00-23, minutes 00-59), which would move the time by days",
+)
+# A key written twice: Python's json keeps the last value, DuckDB the first.
+_REPEATED = [
+    dec("ctx-1", "approved")[:-1] + ', "decision": "rejected"}',
+    line(rec("r-rk-1")).replace('"verdict": "pass"', '"verdict": "pass", "verdict": "fail"', 1),
+    line(rec("r-rk-2")).replace('"answer": 0.95', '"answer": 0.95, "answer": 0.05', 1),
+]
+one_good_then_bad(
+    "repeated_key.jsonl",
+    "r-rk-ok",
+    _REPEATED,
+    "which of its values is meant is ambiguous",
+    "a record that repeats a key (the decision, a verdict, an answer)",
+)
+case(
+    "repeated_key.json",
+    "["
+    + ",\n".join([good("r-rkj-ok"), *(r.replace("r-rk-", "r-rkj-") for r in _REPEATED)])
+    + "]\n",
+    read=4,
+    loaded=1,
+    quarantined=3,
+    outcome="quarantined",
+    reason="which of its values is meant is ambiguous",
+    note="the same records in a .json array (read by Python's json, not DuckDB's)",
+)
+one_good_then_bad(
+    "blank_names.jsonl",
+    "r-bn-ok",
+    [
+        line(rec("r-bn-1", step="")),
+        line(rec("  ")),
+        line(rec("r-bn-2", process=" ")),
+        json.dumps(
+            {"run": "r-bn-3", "process": "corpus", "steps": {"": {"check": rec("x")["check"]}}}
+        ),
+    ],
+    "blank",
+    "a run, process or step named with an empty or blank string",
 )
 
 HEADER = "run,process,step,attempt,decision,by,at,note\n"
