@@ -312,3 +312,36 @@ def test_the_calibration_section_reads_reviews_and_says_what_it_left_out(stable,
     assert f"(n={_step(doc)['n_labeled']};" in section
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert f"{left} audit-draw labels after the switch are left out" in html
+
+
+def test_a_fail_draw_reads_as_the_monitor_reads_it(stable, tmp_path):
+    """Black-box run: after the README's pass draw, a second draw offering the fails at the same
+    rate; agreement withheld the false-fail rate "(a pass-only draw)" while the monitor read
+    15 of 81. Both now read the same count."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(stable).parent
+    db, exp = str(tmp_path / "s.duckdb"), tmp_path / "exp"
+    shutil.copy(stable, db)
+    shutil.copytree(root / "exp", exp)
+    draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", STEP[0], "--step",
+                               STEP[1], "--rate", "0.5", "--seed", "4", "--verdicts", "pass,fail",
+                               "--out", str(tmp_path / "a3.csv")])  # fmt: skip
+    assert draw.exit_code == 0, draw.output
+    assert runner.invoke(app, ["simulate", "--out", str(exp), "--review",
+                               str(tmp_path / "a3.csv")]).exit_code == 0  # fmt: skip
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(exp)]).exit_code == 0
+    agree = runner.invoke(app, ["agreement", "--db", db, "--process", STEP[0], "--by", "labels",
+                                "--format", "json"])  # fmt: skip
+    (drawn,) = [r for r in json.loads(agree.stdout) if r["labels"] == "audit draw"]
+    monitor = runner.invoke(app, ["monitor", "--db", db, "--format", "json"])
+    doc = json.loads(monitor.stdout)
+    steps = doc["steps"] if isinstance(doc, dict) else doc
+    (m,) = [s for s in steps if (s["process"], s["step"]) == STEP]
+    ff = m["false_fail"]
+    assert (
+        ff["audited"] == drawn["n_fail"] > 0 and ff["bad"] == drawn["counts"]["fail"]["acceptable"]
+    )
+    assert drawn["false_fail_rate"] == pytest.approx(ff["bad"] / ff["audited"])
+    assert not drawn["unequal_draws_fail"] and "pass-only" not in drawn["note"]

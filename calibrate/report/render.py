@@ -24,7 +24,7 @@ import io
 import json
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,8 @@ DECISION_WORDS = {"READY": "READY", "NOT_YET": "NOT YET", "NO": "NO"}
 FIGURES = ("reliability", "tradeoff", "weekly")
 #: A weekly rate over audit draws made at unequal probabilities is not the step's rate.
 UNEQUAL_DRAWS = "not every verdict drawn alike: see Since the switch"
+#: A rate over labels the enforced check selected (escalations kept by --with-escalations).
+SELECTED_LABELS = "labels the enforced check selected (escalations): no rate of the step"
 #: The unsure share of rows whose checks an audit draw chose (or left): the draw's, not the check's.
 CHOSEN_BY_DRAW = "set by the draw: see Since the switch"
 #: Both without their pointer, for a report with no "Since the switch" section (no monitored step).
@@ -444,10 +446,9 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
         }
         for v in ("pass", "fail", "unsure", "error")
     ]
-    unequal = bool(r.get("unequal_draws", False))
     kappa = _num(r["kappa"])
-    if unequal:
-        kappa_text = UNEQUAL_DRAWS
+    if (why := _withheld(r, "agree")) is not None:
+        kappa_text = why
     elif kappa is not None and int(r["n_decided"]) >= MIN_N:
         kappa_text = Md(
             f"{kappa:.2f} (95% CI {r['kappa_low']:.2f} to {r['kappa_high']:.2f}; n={int(r['n_decided'])})"
@@ -457,10 +458,6 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
     else:
         kappa_text = Md("undefined")
     flagged = _flagged_rates(r)
-
-    def unless_unequal(text: Md) -> Md:
-        return UNEQUAL_DRAWS if unequal else text
-
     return {
         "cells": cells,
         "n": Md(str(int(r["n"]))),
@@ -468,43 +465,48 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
         "rates": [
             ("agreement (decided verdicts)", flagged["agree"]),
             ("false-pass rate, P(not acceptable | pass)", flagged["false_pass"]),
-            (
-                "false-fail rate, P(acceptable | fail)",
-                unless_unequal(rate_text(r["fail_acceptable"], r["n_fail"])),
-            ),
+            ("false-fail rate, P(acceptable | fail)", flagged["false_fail"]),
             ("unsure rate (all checks)", rate_text(r["n_unsure"], r["n_checks"])),
             ("error rate (all checks)", rate_text(r["n_error"], r["n_checks"])),
-            (
-                "TPR, P(pass | acceptable)",
-                unless_unequal(rate_text(r["pass_acceptable"], r["n_acceptable"])),
-            ),
-            (
-                "TNR, P(not pass | not acceptable)",
-                unless_unequal(
-                    rate_text(
-                        r["n_not_acceptable"] - r["pass_not_acceptable"], r["n_not_acceptable"]
-                    )
-                ),
-            ),
+            ("TPR, P(pass | acceptable)", flagged["tpr"]),
+            ("TNR, P(not pass | not acceptable)", flagged["tnr"]),
         ],
         "kappa": kappa_text,
         "kappa_reason": ""
-        if unequal or pd.isna(r["kappa_reason"])
+        if _withheld(r, "agree") is not None or pd.isna(r["kappa_reason"])
         else str(r["kappa_reason"] or ""),
     }
 
 
-def _flagged_rates(r: dict[str, Any]) -> dict[str, Any]:
-    """Agreement and false-pass rate of one agreement row, withheld where its flag says the
-    audit draw offered checks at unequal probabilities (an unweighted rate is not the step's)."""
-    return {
-        "agree": UNEQUAL_DRAWS
-        if bool(r.get("unequal_draws", False))
-        else rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
-        "false_pass": UNEQUAL_DRAWS
-        if bool(r.get("unequal_draws_pass", False))
-        else rate_text(r["pass_not_acceptable"], r["n_pass"]),
-    }
+#: Each rate of an agreement row: its numerator, its denominator and the flag that withholds it
+#: (the verdicts it conditions on were not offered alike by the audit draws beside its labels).
+_ROW_RATES: dict[str, tuple[Callable[[Any], Any], str, str]] = {
+    "agree": (lambda r: r["pass_acceptable"] + r["fail_not_acceptable"], "n_decided",
+              "unequal_draws"),
+    "false_pass": (lambda r: r["pass_not_acceptable"], "n_pass", "unequal_draws_pass"),
+    "false_fail": (lambda r: r["fail_acceptable"], "n_fail", "unequal_draws_fail"),
+    "tpr": (lambda r: r["pass_acceptable"], "n_acceptable", "unequal_draws_verdicts"),
+    "tnr": (lambda r: r["n_not_acceptable"] - r["pass_not_acceptable"], "n_not_acceptable",
+            "unequal_draws_verdicts"),
+}  # fmt: skip
+
+
+def _withheld(r: Any, name: str) -> str | None:
+    """Why the rate ``name`` of an agreement row is not shown, or ``None`` when it is."""
+    if int(r.get("n_selected", 0) or 0):
+        return SELECTED_LABELS
+    return UNEQUAL_DRAWS if bool(r.get(_ROW_RATES[name][2], False)) else None
+
+
+def _flagged_rates(r: Any) -> dict[str, Any]:
+    """The rates of one agreement row that condition on a verdict or a label, each as text or
+    as why it is withheld: audit draws that did not offer its verdicts alike (an unweighted rate
+    is not the step's), or labels the enforced check selected."""
+    out = {}
+    for name, (numerator, denominator, _) in _ROW_RATES.items():
+        why = _withheld(r, name)
+        out[name] = why if why is not None else rate_text(numerator(r), r[denominator])
+    return out
 
 
 def _unlabeled_enforced(r: dict[str, Any]) -> bool:
