@@ -345,3 +345,27 @@ def test_a_fail_draw_reads_as_the_monitor_reads_it(stable, tmp_path):
     )
     assert drawn["false_fail_rate"] == pytest.approx(ff["bad"] / ff["audited"])
     assert not drawn["unequal_draws_fail"] and "pass-only" not in drawn["note"]
+
+
+def test_the_agreement_table_holds_the_labels_its_section_counts(shifted, tmp_path):
+    """Black-box run: the enforced step's agreement matrix pooled the 908 reviews with the 434
+    audits (74 of 1179 false passes, a figure found nowhere else) under "908 labeled checks".
+    It holds the reviews, and says the audits are apart (Since the switch, the model rows)."""
+    md, doc = _report(shifted, tmp_path / "rep")
+    step = _step(doc)
+    (row,) = step["agreement"]
+    audits = step["left_out"]["audits_after_switch"]
+    assert audits > 0
+    cells = sum(c for v in row["counts"].values() for c in v.values())
+    assert (
+        cells
+        == row["n"]
+        == step["n_labeled"]
+        + row["counts"]["error"]["acceptable"]
+        + row["counts"]["error"]["not_acceptable"]
+    )
+    section = md.split("### Agreement with the person's decision", 1)[1].split("### Calibration")[0]
+    assert f"the {audits} audit decisions after the switch are not in it" in section
+    assert f"| pass | {row['counts']['pass']['acceptable']} |" in section
+    # The rows by model keep the audits apart, as they did.
+    assert any("audit draw" in line for line in md.splitlines() if line.startswith("| "))

@@ -299,7 +299,9 @@ def assess_step(
         enforcement=enforcement, in_force=observed["current"], opts=opts,
     )  # fmt: skip
 
-    agree = agreement_mod.agreement(cur, by=[])
+    # The labels the evidence reads (reviews; audits are in Since the switch): every check counts
+    # in the unsure and error shares, labeled or not.
+    agree = agreement_mod.agreement(reviewed, by=[])
     # Weeks by where their labels come from: reviews of every verdict before the switch, audit
     # draws after it (rates flagged where the draw's probabilities differ).
     by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])

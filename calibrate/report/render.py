@@ -391,6 +391,9 @@ def _step_view(
         else "",
         "figure_files": dict.fromkeys(FIGURES),
         "agreement": agree,
+        "agreement_note": _agreement_note(
+            step, pointer=report.since_switch is not None and bool(report.since_switch.steps)
+        ),
         "weekly": weekly,
         "by_model": by_model,
         "approvers": approvers,
@@ -608,6 +611,21 @@ def _calibration_rows(qs: Sequence[Any]) -> list[dict[str, Any]]:
             text = Md(f"{ece:.3f} (n={c.n}{ci}; {c.binning})")
         rows.append({"ask": q.ask, "kind": q.kind, "ece": text, "x": c.x_label})
     return rows
+
+
+def _agreement_note(step: StepReadiness, pointer: bool) -> Md:
+    """What the agreement table leaves out: the audit decisions after the switch (empty if none)."""
+    left = int(step.left_out.get("audits_after_switch", 0))
+    if not left:
+        return Md("")
+    where = "Since the switch, weighted by their draw" if pointer else "calibrate monitor"
+    reviews = int(step.agreement["n"].sum()) if step.agreement is not None else 0
+    return Md(
+        f"The table holds the {reviews} labels reviewed under advisory: true; the {left} audit "
+        "decisions after the switch are not in it (a draw among the enforced check's own "
+        f"verdicts is not a sample of every submission): their false passes are in {where}, "
+        "and the rows by evaluator model below show them apart."
+    )
 
 
 def _calibration_note(step: StepReadiness) -> Md:
