@@ -369,3 +369,67 @@ def test_the_agreement_table_holds_the_labels_its_section_counts(shifted, tmp_pa
     assert f"| pass | {row['counts']['pass']['acceptable']} |" in section
     # The rows by model keep the audits apart, as they did.
     assert any("audit draw" in line for line in md.splitlines() if line.startswith("| "))
+
+
+def test_a_step_to_return_without_known_thresholds_pastes_advisory_true(tmp_path):
+    """Black-box run: an enforced step whose monitor alarms, with no process file ingested, read
+    RETURN TO ADVISORY beside "Nothing to paste: the check in force stays as it stands
+    (`advisory: false`)" and an empty yaml block. The paste follows the verdict: advisory: true
+    on the step, as calibrate monitor gives it, and today's thresholds said to be unknown."""
+    import csv
+    import random
+
+    step = "review: step #1"
+    rng = random.Random(2)
+    lines = []
+    for i in range(60):
+        p = rng.random()
+        v = "pass" if p >= 0.9 else ("fail" if p < 0.5 else "unsure")
+        lines.append(json.dumps({
+            "run": f"r{i}", "process": "proc", "step": step, "attempt": 1,
+            "check": {"verdict": v, "advisory": False, "model": "m", "at":
+                      f"2026-10-{1 + i % 28:02d}T10:00:00Z", "questions": [
+                          {"ask": "q", "kind": "yes_no", "answer": round(p, 3), "result": v}]},
+        }))  # fmt: skip
+    (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = str(tmp_path / "s.duckdb")
+    assert (
+        runner.invoke(app, ["ingest", "--db", db, "-q", str(tmp_path / "v.jsonl")]).exit_code == 0
+    )
+    audit_csv = tmp_path / "audit.csv"
+    draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", "proc", "--step", step,
+                               "--rate", "1", "--seed", "1", "--out", str(audit_csv)])  # fmt: skip
+    assert draw.exit_code == 0, draw.output
+    with open(audit_csv, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        r.update(decision="rejected", at="2026-12-05T12:00:00Z")
+    with open(tmp_path / "filled.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert (
+        runner.invoke(app, ["ingest", "--db", db, "-q", str(tmp_path / "filled.csv")]).exit_code
+        == 0
+    )
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["report", "--db", db, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    (s,) = json.loads((out / "report.json").read_text(encoding="utf-8"))["steps"]
+    assert s["headline"] == "RETURN_TO_ADVISORY" and s["current_check"] == []
+    for text in (md, html):
+        assert "Nothing to paste" not in text and "not known to calibrate" in text
+        assert "<pre></pre>" not in text and "```yaml\n\n```" not in text
+    top = md.split("### RETURN TO ADVISORY", 1)[1].split("Pattern:", 1)[0]
+    assert "'review: step #1'" in top and "advisory: true" in top
+    from calibrate.analysis.monitor import restore_advisory_yaml
+
+    paste = s["enforced"]["paste"]
+    assert paste["advisory"] is True and paste["thresholds_known"] is False
+    assert paste["check"] is None and paste["yaml"] == restore_advisory_yaml(step)
+    assert "not known to calibrate" in paste["text"]
+    monitor = runner.invoke(app, ["monitor", "--db", db])
+    # The monitor's own block (its action indents it further).
+    assert all(line.strip() in monitor.stdout for line in paste["yaml"].splitlines())

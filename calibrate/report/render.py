@@ -244,7 +244,7 @@ def _step_view(
     current_yaml = (
         check_yaml(step.current_check, advisory=not enforced, say_false=enforced)
         if step.current_check
-        else ""  # today's thresholds unknown (no process file): nothing to paste
+        else ""  # today's thresholds unknown (no process file): none to show
     )
     # Only a certified suggestion is shown as one; otherwise today's check stands. On an
     # enforced step kept so it is an optional change of thresholds (advisory stays false).
@@ -261,11 +261,11 @@ def _step_view(
     )
     if keep and suggested_yaml == current_yaml:
         suggested_yaml = ""  # the suggestion is the check in force: no change to offer
-    # An enforced step returned to advisory: its check as it stands, under review again.
+    # An enforced step returned to advisory: its check as it stands, under review again; with
+    # its thresholds unknown, advisory: true on the step alone (the monitor's own block).
+    paste = step.enforced_dict()["paste"] if enforced and not keep else None
     return_yaml = (
-        check_yaml(step.current_check, advisory=True)
-        if enforced and not keep and step.current_check
-        else ""
+        "" if paste is None else paste["yaml"] or check_yaml(step.current_check, advisory=True)
     )
     # What a person pasting the suggestion should know (a question switched off, ...).
     remarks = (
@@ -327,6 +327,8 @@ def _step_view(
         else DECISION_WORDS[step.decision],
         "enforced_since": Md(step.enforcement.since) if enforced else None,
         "return_yaml": return_yaml,
+        # Whether today's thresholds are known (a process file names every question).
+        "thresholds_known": bool(step.current_check),
         "suggestion": verdict.suggestion if verdict else None,
         "suggestion_note": verdict.suggestion_note if verdict else "",
         "no_suggestion": _no_suggestion(step),
