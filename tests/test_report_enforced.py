@@ -433,3 +433,14 @@ def test_a_step_to_return_without_known_thresholds_pastes_advisory_true(tmp_path
     monitor = runner.invoke(app, ["monitor", "--db", db])
     # The monitor's own block (its action indents it further).
     assert all(line.strip() in monitor.stdout for line in paste["yaml"].splitlines())
+
+
+def test_todays_row_with_every_decision_kept_is_over_the_reviews(shifted, tmp_path):
+    """With --with-escalations, today's shares are over the reviews (as without it), and the
+    report says so under the row (black-box run: 1366 labels pooled, a figure of nothing)."""
+    md, doc = _report(shifted, tmp_path / "kept", "--with-escalations")
+    _, default = _report(shifted, tmp_path / "default")
+    kept, plain = _step(doc), _step(default)
+    assert kept["current"]["n"] == plain["current"]["n"] < kept["n_labeled"]
+    assert kept["current"]["auto_pass"] == plain["current"]["auto_pass"]
+    assert f"Today's row: today's figures over the {plain['current']['n']} reviews" in md

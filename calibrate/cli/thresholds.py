@@ -381,6 +381,8 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
     if s.status == "ok":
         out += _wrap(f"{EXPECTED_HEAD}: {_shares(s.expected)}")
     cur = s.current_rates
+    if s.current_note:
+        out += _wrap(s.current_note[:1].upper() + s.current_note[1:] + ".")
     if cur is not None and cur.n:
         iv = cur.intervals()
         out += _wrap(f"today: {_shares(cur)}")

@@ -279,10 +279,12 @@ def _step_view(
     )
     t = step.thresholds
     bounds = t.certified if t.certified is not None else t.best_bounds
-    # The search's shares are of every labeled check, error verdicts counted unsure: its own n.
+    # The search's shares are of every labeled check, error verdicts counted unsure: its own n
+    # (today's, with labels after the switch kept, of the reviews alone: `current.n`).
     n = t.n_labeled or step.n_labeled
-    expected = {k: share_text(t.expected.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
-    current = {k: share_text(t.current.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
+    shares = ("auto_pass", "auto_fail", "unsure")
+    expected = {k: share_text(t.expected.get(k), int(t.expected.get("n") or n)) for k in shares}
+    current = {k: share_text(t.current.get(k), int(t.current.get("n") or n)) for k in shares}
     agree = _agreement_view(step.agreement)
     weekly = _weekly_rows(step.by_week)
     by_model = _model_rows(step.by_model)
@@ -375,6 +377,8 @@ def _step_view(
         },
         "expected": expected,
         "current": current,
+        # Which labels today's row is over, where some were left out of it (--with-escalations).
+        "current_note": t.current.get("note") or "",
         # One string a note (a note may itself hold "; "): shown as a list, never joined.
         "threshold_notes": list(t.notes),
         "current_yaml": current_yaml,
