@@ -435,6 +435,26 @@ def test_a_step_to_return_without_known_thresholds_pastes_advisory_true(tmp_path
     assert all(line.strip() in monitor.stdout for line in paste["yaml"].splitlines())
 
 
+def test_a_share_short_of_the_coverage_says_its_interval(shifted, tmp_path):
+    """Black-box run: "The check would decide only 48.0% of submissions alone (< 50%)" without
+    its n, while its interval 44.2%-51.8% (321 of 669) reaches 50%."""
+    # Every step of the store: vendor-onboarding's coverage is the black-box run's 48.0%.
+    out = tmp_path / "rep"
+    assert runner.invoke(app, ["report", "--db", shifted, "--out", str(out)]).exit_code == 0
+    md = (out / "report.md").read_text(encoding="utf-8")
+    said = [line for line in md.splitlines() if "would decide" in line]
+    assert said and all("95% CI" in line or "n<" in line for line in said)
+    assert "of submissions alone (< 50%)" not in md.replace("\\", "")
+    from calibrate.analysis.readiness_decision import short_of
+
+    crossing = short_of(321 / 669, 669, 0.5)
+    assert crossing.startswith("about 48.0% (321 of 669; 95% CI 44.2%–51.8%)")
+    assert "short of the 50% required as observed (its interval reaches it)" in crossing
+    below = short_of(268 / 669, 669, 0.5)
+    assert below.startswith("only 40.1% (268 of 669; 95% CI")
+    assert below.endswith("below the 50% required")
+
+
 def test_todays_row_with_every_decision_kept_is_over_the_reviews(shifted, tmp_path):
     """With --with-escalations, today's shares are over the reviews (as without it), and the
     report says so under the row (black-box run: 1366 labels pooled, a figure of nothing)."""
