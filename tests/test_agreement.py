@@ -811,3 +811,85 @@ def test_a_frame_without_the_columns_is_a_value_error_naming_them():
         corrected_pass_rate(pd.DataFrame({"verdict": ["pass"], "label": [True]}), by=[])
     with pytest.raises(ValueError, match="answers lacks the column"):
         agreement(frame(["pass"], [True]), by=["question"], answers=pd.DataFrame({"x": [1]}))
+
+
+def _enforced_step(**draws) -> pd.DataFrame:
+    """One enforced step: reviews before the switch, then checks recorded with advisory: false.
+
+    ``draws`` gives the inclusion probability of each verdict's draw (none: not offered); a
+    blocking fail recorded with advisory: false before the switch, and unsure verdicts, are
+    never offered.
+    """
+    rng = np.random.default_rng(5)
+    base = {"process": "p", "step": "s", "model": "m", "conflict": False, "decided_by": "ann"}
+    review = pd.DataFrame({
+        **base, "at": T0, "advisory": True, "audited": False, "inclusion_p": np.nan,
+        "verdict": ["pass"] * 40 + ["fail"] * 20 + ["unsure"] * 10,
+        "label": [True] * 38 + [False] * 2 + [True] * 4 + [False] * 16 + [True] * 5 + [False] * 5,
+    })  # fmt: skip
+    before = pd.DataFrame({**base, "at": T0 + pd.Timedelta(days=1), "advisory": False,
+                           "audited": False, "inclusion_p": np.nan, "verdict": "fail",
+                           "label": pd.NA}, index=[0])  # fmt: skip
+    after = []
+    for verdict, n in (("pass", 80), ("fail", 40), ("unsure", 10)):
+        p = draws.get(verdict, np.nan)
+        drawn = rng.random(n) < (0.0 if np.isnan(p) else p)
+        label = np.where(rng.random(n) < (0.9 if verdict == "pass" else 0.2), True, False)
+        after.append(pd.DataFrame({
+            **base, "at": T0 + pd.Timedelta(days=8), "advisory": False, "verdict": verdict,
+            "inclusion_p": p, "audited": drawn, "label": pd.array(np.where(drawn, label, None),
+                                                                   dtype="boolean"),
+        }))  # fmt: skip
+    return pd.concat([review, before, *after], ignore_index=True)
+
+
+def test_a_fail_draw_beside_a_pass_draw_keeps_the_false_fail_rate():
+    """Black-box run: after a pass draw and a fail draw at 0.5 each, agreement withheld the
+    false-fail rate "(a pass-only draw)" while the monitor read it. False fails need only the
+    fails offered alike (a blocking fail before the switch was offered by no draw: outside the
+    design), agreement and kappa every pass and fail at one probability, TPR and TNR every
+    verdict (no draw offers an unsure one)."""
+    subs = _enforced_step(**{"pass": 0.5, "fail": 0.5})
+    row = agreement(subs, by=["labels"]).set_index("labels").loc["audit draw"]
+    assert row["n_fail"] > 0 and np.isfinite(row["false_fail_rate"])
+    assert np.isfinite(row["false_pass_rate"]) and np.isfinite(row["agree"])
+    assert np.isfinite(row["kappa"])
+    # The unsure verdicts were offered with probability 0: TPR and TNR say nothing of the check.
+    assert np.isnan(row["tpr"]) and np.isnan(row["tnr"]) and bool(row["unequal_draws_verdicts"])
+    assert "pass-only" not in row["note"]
+    assert "did not offer every verdict at one probability" in row["note"]
+    assert "the false-pass rate and the false-fail rate hold" in row["note"]
+    # Fails at another probability than the passes: each rate holds, agreement does not.
+    other = agreement(_enforced_step(**{"pass": 0.5, "fail": 0.25}), by=["labels"])
+    other = other.set_index("labels").loc["audit draw"]
+    assert np.isfinite(other["false_fail_rate"]) and np.isfinite(other["false_pass_rate"])
+    assert np.isnan(other["agree"]) and np.isnan(other["kappa"])
+    assert "every pass and fail at one probability" in other["note"]
+    # A pass-only draw: its fails (all offered with probability 0) hold no label to show.
+    only = agreement(_enforced_step(**{"pass": 0.5}), by=["labels"])
+    only = only.set_index("labels").loc["audit draw"]
+    assert np.isfinite(only["false_pass_rate"]) and int(only["n_fail"]) == 0
+    assert np.isnan(only["agree"]) and "the false-pass rate holds" in only["note"]
+
+
+def test_labels_the_enforced_check_selected_withhold_every_conditioned_rate():
+    """Black-box run: ``--by labels --with-escalations`` showed "TPR 0.0% [0.0, 16.1] of 20" on
+    escalations alone (only unsure verdicts reach a person after the switch: a TPR of 0 by
+    selection). Every rate conditioned on a verdict or a label is withheld where the group
+    holds such labels, with the reason; the shares over all checks stay."""
+    subs = _enforced_step(**{"pass": 0.5})
+    escalated = (subs["advisory"] == False) & (subs["verdict"] == "unsure")  # noqa: E712
+    subs.loc[escalated, "label"] = [True] * 8 + [False] * 2
+    rows = agreement(subs, by=["labels"]).set_index("labels")
+    left = rows.loc["advisory: false, not drawn"]
+    assert int(left["n_selected"]) == 10 and int(left["n_acceptable"]) == 8
+    assert all(np.isnan(left[c]) for c in ("tpr", "tnr", "agree", "false_pass_rate"))
+    assert "10 labels the enforced check selected" in left["note"]
+    assert int(rows.loc["advisory review", "n_selected"]) == 0
+    assert np.isfinite(rows.loc["advisory review", "tpr"])
+    # Pooled with the reviews (no audit label at all): withheld too, not read as a sample.
+    pooled = agreement(subs[~subs["audited"]], by=["model"]).iloc[0]
+    assert np.isnan(pooled["tpr"]) and int(pooled["n_selected"]) == 10
+    assert np.isfinite(pooled["unsure_rate"])
+    rec = agreement_records(agreement(subs[~subs["audited"]], by=["model"]))[0]
+    assert rec["n_selected"] == 10 and rec["tpr"] is None and rec["tpr_ci"] == [None, None]

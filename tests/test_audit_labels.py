@@ -330,3 +330,24 @@ def test_an_audit_overdue_makes_the_monitor_stale_and_the_step_not_kept_enforced
     (step,) = monitor_store(con).steps
     con.close()
     assert step.status in ("ok", "warning", "alarm") and step.false_pass.audited == result.n_drawn
+
+
+def test_todays_figures_with_every_decision_kept_are_the_reviews(tmp_path, export):
+    """Black-box run: ``thresholds --with-escalations`` printed today's false passes "6.3% [5.0,
+    7.8] of 1179" over the reviews pooled with a 50% pass-only draw and escalations, a figure
+    that estimates nothing (agreement withholds it). Today's figures are now over the reviews of
+    every verdict alone, as without --with-escalations, and say so."""
+    from calibrate.analysis.thresholds import suggest_from_store
+    from calibrate.dataset import Filters
+
+    con, result = reviewed_draw(tmp_path, export)
+    (default,) = suggest_from_store(con, Filters(**STEP)).steps
+    (kept,) = suggest_from_store(con, Filters(**STEP, escalations=True)).steps
+    con.close()
+    assert kept.n_labeled >= default.n_labeled + result.n_drawn
+    assert kept.current_rates == default.current_rates and default.current_rates.n
+    assert kept.current_note and str(default.current_rates.n) in kept.current_note
+    assert not default.current_note
+    current = kept.to_dict()["current"]
+    assert current["n"] == default.n_labeled and "reviews of every verdict" in current["note"]
+    assert default.to_dict()["current"]["note"] is None

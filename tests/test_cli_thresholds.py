@@ -305,3 +305,26 @@ def test_expected_says_once_it_is_measured_on_the_labels_that_chose_it(store):
         # One certified step in the store: one caveat, before its shares.
         assert text.count(IN_SAMPLE) == 1, fmt
         assert "the certified bounds are the honest figures): " in text
+
+
+def test_the_tradeoff_table_gives_every_share_its_n_and_interval(sample_store):
+    """Black-box run: the trade-off table printed "99.1%  87.5%  11.6%  3.8% of 662", shares
+    without n or interval and a rate without its interval (house rule: every rate carries both)."""
+    res = runner.invoke(
+        app,
+        ["thresholds", "--db", str(sample_store), "--tradeoff", "--process", "invoice-matching"],
+    )
+    assert res.exit_code == 0, res.output
+    table = res.stdout.split("trade-off", 1)[1]
+    n = int(re.search(r"shares of the (\d+) labeled checks", " ".join(table.split())).group(1))
+    rows = " ".join(table.split()).split("* 5.0% ok: ", 1)[1].split(" 7.5%", 1)[0]
+    share = r"\d+\.\d% \[\d+\.\d, \d+\.\d\]"
+    assert re.fullmatch(
+        rf"decided alone {share} \(pass {share}, fail {share}\); false passes {share} of \d+",
+        rows,
+    ), rows
+    assert n > 0 and "95% Wilson" in table and "95% Clopper-Pearson" in table
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
+    csv_out = runner.invoke(app, ["thresholds", "--db", str(sample_store), "--tradeoff",
+                                  "--process", "invoice-matching", "--format", "csv"])  # fmt: skip
+    assert csv_out.exit_code == 0 and f",{n}\n" in csv_out.stdout.replace("\r\n", "\n")

@@ -127,9 +127,11 @@ def test_agreement_on_the_input_columns_equals_the_whole_view(con, analysis, by)
 
 
 def test_input_columns_name_the_view_columns():
+    # ``at`` too: the span of the draws' design (a fail before the step's switch was offered by
+    # no draw), which the unequal-draw flags read.
     assert lib.input_columns(None) == [
-        "verdict", "label", "conflict", "model", "audited", "inclusion_p", "advisory", "process",
-        "step",
+        "verdict", "label", "conflict", "model", "audited", "inclusion_p", "advisory", "at",
+        "process", "step",
     ]  # fmt: skip
     assert "ask" in lib.input_columns(["question"], analysis="question")
     # Elsewhere the analysis itself refuses the question key, with its own message.

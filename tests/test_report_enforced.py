@@ -312,3 +312,155 @@ def test_the_calibration_section_reads_reviews_and_says_what_it_left_out(stable,
     assert f"(n={_step(doc)['n_labeled']};" in section
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert f"{left} audit-draw labels after the switch are left out" in html
+
+
+def test_a_fail_draw_reads_as_the_monitor_reads_it(stable, tmp_path):
+    """Black-box run: after the README's pass draw, a second draw offering the fails at the same
+    rate; agreement withheld the false-fail rate "(a pass-only draw)" while the monitor read
+    15 of 81. Both now read the same count."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(stable).parent
+    db, exp = str(tmp_path / "s.duckdb"), tmp_path / "exp"
+    shutil.copy(stable, db)
+    shutil.copytree(root / "exp", exp)
+    draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", STEP[0], "--step",
+                               STEP[1], "--rate", "0.5", "--seed", "4", "--verdicts", "pass,fail",
+                               "--out", str(tmp_path / "a3.csv")])  # fmt: skip
+    assert draw.exit_code == 0, draw.output
+    assert runner.invoke(app, ["simulate", "--out", str(exp), "--review",
+                               str(tmp_path / "a3.csv")]).exit_code == 0  # fmt: skip
+    assert runner.invoke(app, ["ingest", "--db", db, "--quiet", str(exp)]).exit_code == 0
+    agree = runner.invoke(app, ["agreement", "--db", db, "--process", STEP[0], "--by", "labels",
+                                "--format", "json"])  # fmt: skip
+    (drawn,) = [r for r in json.loads(agree.stdout) if r["labels"] == "audit draw"]
+    monitor = runner.invoke(app, ["monitor", "--db", db, "--format", "json"])
+    doc = json.loads(monitor.stdout)
+    steps = doc["steps"] if isinstance(doc, dict) else doc
+    (m,) = [s for s in steps if (s["process"], s["step"]) == STEP]
+    ff = m["false_fail"]
+    assert (
+        ff["audited"] == drawn["n_fail"] > 0 and ff["bad"] == drawn["counts"]["fail"]["acceptable"]
+    )
+    assert drawn["false_fail_rate"] == pytest.approx(ff["bad"] / ff["audited"])
+    assert not drawn["unequal_draws_fail"] and "pass-only" not in drawn["note"]
+
+
+def test_the_agreement_table_holds_the_labels_its_section_counts(shifted, tmp_path):
+    """Black-box run: the enforced step's agreement matrix pooled the 908 reviews with the 434
+    audits (74 of 1179 false passes, a figure found nowhere else) under "908 labeled checks".
+    It holds the reviews, and says the audits are apart (Since the switch, the model rows)."""
+    md, doc = _report(shifted, tmp_path / "rep")
+    step = _step(doc)
+    (row,) = step["agreement"]
+    audits = step["left_out"]["audits_after_switch"]
+    assert audits > 0
+    cells = sum(c for v in row["counts"].values() for c in v.values())
+    assert (
+        cells
+        == row["n"]
+        == step["n_labeled"]
+        + row["counts"]["error"]["acceptable"]
+        + row["counts"]["error"]["not_acceptable"]
+    )
+    section = md.split("### Agreement with the person's decision", 1)[1].split("### Calibration")[0]
+    assert f"the {audits} audit decisions after the switch are not in it" in section
+    assert f"| pass | {row['counts']['pass']['acceptable']} |" in section
+    # The rows by model keep the audits apart, as they did.
+    assert any("audit draw" in line for line in md.splitlines() if line.startswith("| "))
+
+
+def test_a_step_to_return_without_known_thresholds_pastes_advisory_true(tmp_path):
+    """Black-box run: an enforced step whose monitor alarms, with no process file ingested, read
+    RETURN TO ADVISORY beside "Nothing to paste: the check in force stays as it stands
+    (`advisory: false`)" and an empty yaml block. The paste follows the verdict: advisory: true
+    on the step, as calibrate monitor gives it, and today's thresholds said to be unknown."""
+    import csv
+    import random
+
+    step = "review: step #1"
+    rng = random.Random(2)
+    lines = []
+    for i in range(60):
+        p = rng.random()
+        v = "pass" if p >= 0.9 else ("fail" if p < 0.5 else "unsure")
+        lines.append(json.dumps({
+            "run": f"r{i}", "process": "proc", "step": step, "attempt": 1,
+            "check": {"verdict": v, "advisory": False, "model": "m", "at":
+                      f"2026-10-{1 + i % 28:02d}T10:00:00Z", "questions": [
+                          {"ask": "q", "kind": "yes_no", "answer": round(p, 3), "result": v}]},
+        }))  # fmt: skip
+    (tmp_path / "v.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = str(tmp_path / "s.duckdb")
+    assert (
+        runner.invoke(app, ["ingest", "--db", db, "-q", str(tmp_path / "v.jsonl")]).exit_code == 0
+    )
+    audit_csv = tmp_path / "audit.csv"
+    draw = runner.invoke(app, ["audit", "draw", "--db", db, "--process", "proc", "--step", step,
+                               "--rate", "1", "--seed", "1", "--out", str(audit_csv)])  # fmt: skip
+    assert draw.exit_code == 0, draw.output
+    with open(audit_csv, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for r in rows:
+        r.update(decision="rejected", at="2026-12-05T12:00:00Z")
+    with open(tmp_path / "filled.csv", "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert (
+        runner.invoke(app, ["ingest", "--db", db, "-q", str(tmp_path / "filled.csv")]).exit_code
+        == 0
+    )
+    out = tmp_path / "rep"
+    result = runner.invoke(app, ["report", "--db", db, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    md = (out / "report.md").read_text(encoding="utf-8")
+    html = (out / "report.html").read_text(encoding="utf-8")
+    (s,) = json.loads((out / "report.json").read_text(encoding="utf-8"))["steps"]
+    assert s["headline"] == "RETURN_TO_ADVISORY" and s["current_check"] == []
+    for text in (md, html):
+        assert "Nothing to paste" not in text and "not known to calibrate" in text
+        assert "<pre></pre>" not in text and "```yaml\n\n```" not in text
+    top = md.split("### RETURN TO ADVISORY", 1)[1].split("Pattern:", 1)[0]
+    assert "'review: step #1'" in top and "advisory: true" in top
+    from calibrate.analysis.monitor import restore_advisory_yaml
+
+    paste = s["enforced"]["paste"]
+    assert paste["advisory"] is True and paste["thresholds_known"] is False
+    assert paste["check"] is None and paste["yaml"] == restore_advisory_yaml(step)
+    assert "not known to calibrate" in paste["text"]
+    monitor = runner.invoke(app, ["monitor", "--db", db])
+    # The monitor's own block (its action indents it further).
+    assert all(line.strip() in monitor.stdout for line in paste["yaml"].splitlines())
+
+
+def test_a_share_short_of_the_coverage_says_its_interval(shifted, tmp_path):
+    """Black-box run: "The check would decide only 48.0% of submissions alone (< 50%)" without
+    its n, while its interval 44.2%-51.8% (321 of 669) reaches 50%."""
+    # Every step of the store: vendor-onboarding's coverage is the black-box run's 48.0%.
+    out = tmp_path / "rep"
+    assert runner.invoke(app, ["report", "--db", shifted, "--out", str(out)]).exit_code == 0
+    md = (out / "report.md").read_text(encoding="utf-8")
+    said = [line for line in md.splitlines() if "would decide" in line]
+    assert said and all("95% CI" in line or "n<" in line for line in said)
+    assert "of submissions alone (< 50%)" not in md.replace("\\", "")
+    from calibrate.analysis.readiness_decision import short_of
+
+    crossing = short_of(321 / 669, 669, 0.5)
+    assert crossing.startswith("about 48.0% (321 of 669; 95% CI 44.2%–51.8%)")
+    assert "short of the 50% required as observed (its interval reaches it)" in crossing
+    below = short_of(268 / 669, 669, 0.5)
+    assert below.startswith("only 40.1% (268 of 669; 95% CI")
+    assert below.endswith("below the 50% required")
+
+
+def test_todays_row_with_every_decision_kept_is_over_the_reviews(shifted, tmp_path):
+    """With --with-escalations, today's shares are over the reviews (as without it), and the
+    report says so under the row (black-box run: 1366 labels pooled, a figure of nothing)."""
+    md, doc = _report(shifted, tmp_path / "kept", "--with-escalations")
+    _, default = _report(shifted, tmp_path / "default")
+    kept, plain = _step(doc), _step(default)
+    assert kept["current"]["n"] == plain["current"]["n"] < kept["n_labeled"]
+    assert kept["current"]["auto_pass"] == plain["current"]["auto_pass"]
+    assert f"Today's row: today's figures over the {plain['current']['n']} reviews" in md

@@ -106,6 +106,7 @@ def assert_certified_step_json(doc: dict) -> None:
             "auto_pass",
             "auto_fail",
             "unsure",
+            "note",
         }
         | counts
     )

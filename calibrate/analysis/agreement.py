@@ -33,6 +33,7 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,20 +60,38 @@ TIME_KEYS = ("week", "day", "month")
 
 #: How the intervals are computed, for the faces to state next to the numbers.
 INTERVAL_METHOD = "Wilson score 95%; kappa: Fleiss-Cohen-Everitt large-sample 95%"
-#: Said of a group whose audit-drawn passes were offered at unequal probabilities.
-UNEQUAL_DRAWS_NOTE = (
-    "audit draws did not offer every pass alike: rates withheld (weighted: calibrate monitor; "
-    "reviews alone: --advisory-only or --by labels)"
+#: What an unweighted rate needs of the audit draws beside it (docs/method.md, "After the switch"):
+#: each verdict it conditions on offered alike, at one inclusion probability. A rate's flag
+#: column, the rates it withholds, and the verdicts it conditions on in words.
+DRAW_FLAGS = (
+    ("unequal_draws_pass", ("false_pass",), "every pass alike"),
+    ("unequal_draws_fail", ("false_fail",), "every fail alike"),
+    ("unequal_draws", ("agree",), "every pass and fail at one probability"),
+    (
+        "unequal_draws_verdicts",
+        ("tpr", "tnr"),
+        "every verdict at one probability (a draw offers no unsure or error verdict)",
+    ),
 )
-#: ... where only the passes were offered alike: the false-pass rate holds, agreement does not.
-UNEQUAL_DRAWS_PASS_ONLY_NOTE = (
-    "audit draws did not offer every verdict alike (a pass-only draw): agreement, kappa, false "
-    "fails, TPR and TNR withheld; the false-pass rate holds"
+#: The rates in words, in the order a note lists them.
+RATE_WORDS = {
+    "agree": "agreement and kappa",
+    "false_pass": "the false-pass rate",
+    "false_fail": "the false-fail rate",
+    "tpr": "TPR",
+    "tnr": "TNR",
+}
+#: Where the rates a draw withholds can be read instead.
+UNEQUAL_DRAWS_POINTER = "weighted: calibrate monitor; reviews alone: --advisory-only or --by labels"
+#: Rates over labels the enforced check selected (escalations, decisions on checks no draw
+#: drew; kept by --with-escalations): every rate conditioned on a verdict or a label.
+SELECTED_WITHHELD = ("agree", "false_pass", "false_fail", "tpr", "tnr")
+#: Said of a group holding such labels.
+SELECTED_NOTE = (
+    "{n} labels the enforced check selected (escalations, or decisions on checks no draw "
+    "drew; kept by --with-escalations) are no sample: agreement, kappa, false passes, false "
+    "fails, TPR and TNR withheld"
 )
-#: Rates an unequal draw leaves without a meaning for the group (``unequal_draws``), and the
-#: one it leaves for the passes (``unequal_draws_pass``).
-UNEQUAL_WITHHELD = ("agree", "false_fail", "tpr", "tnr")
-UNEQUAL_PASS_WITHHELD = ("false_pass",)
 #: Shares over a group's checks that a draw chose (or left), which ``--by labels`` splits off.
 CHOSEN_WITHHELD = ("unsure", "error")
 #: Said of such a group (the report says "set by the draw").
@@ -109,7 +128,8 @@ AGREEMENT_COLUMNS = [
     "tpr", "tpr_low", "tpr_high",
     "tnr", "tnr_low", "tnr_high",
     "error_rate", "error_low", "error_high",
-    "unequal_draws", "unequal_draws_pass", "note",
+    "unequal_draws", "unequal_draws_pass", "unequal_draws_fail", "unequal_draws_verdicts",
+    "n_selected", "note",
 ]  # fmt: skip
 #: Columns of :func:`approvers` after the group keys.
 APPROVER_COLUMNS = [
@@ -127,10 +147,16 @@ _KEY_SOURCES = {
     "month": "at",
     "labels": ("audited", "advisory"),
 }
+#: What agreement reads of a labeled check besides its verdict (or question result): the label,
+#: where it comes from (the unequal-draw flags) and when and of which step it was recorded (the
+#: span of the draws' design).
+_LABEL_COLUMNS = (
+    "label", "conflict", "model", "audited", "inclusion_p", "advisory", "at", "process", "step",
+)  # fmt: skip
 #: Columns each analysis reads besides its group keys.
 _ANALYSIS_COLUMNS = {
-    "agreement": ("verdict", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
-    "question": ("result", "label", "conflict", "model", "audited", "inclusion_p", "advisory"),
+    "agreement": ("verdict", *_LABEL_COLUMNS),
+    "question": ("result", *_LABEL_COLUMNS),
     "approvers": ("verdict", "label", "decided_at", "at", "decided_by", "model"),
     "corrected": ("verdict", "label", "is_latest", "advisory", "audited", "left_out"),
 }
@@ -174,8 +200,10 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
 
 
 #: Columns an analysis reads only where they are present (where a label comes from: the
-#: unequal-draw flags, and the labels after the switch the corrected rate leaves out).
-_OPTIONAL_COLUMNS = frozenset({"audited", "inclusion_p", "advisory", "left_out"})
+#: unequal-draw flags, and the labels after the switch the corrected rate leaves out; when and
+#: of which step a check was recorded: the span of the draws' design).
+_OPTIONAL_COLUMNS = frozenset({"audited", "inclusion_p", "advisory", "left_out", "at", "process",
+                               "step"})  # fmt: skip
 
 
 def require_columns(
@@ -204,7 +232,12 @@ def require_columns(
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"{name} must be a DataFrame such as {source}, got {type(frame).__name__}")
     keys = validate_by(by, default=() if analysis == "approvers" else DEFAULT_BY)
-    optional = _OPTIONAL_COLUMNS - ({"audited"} if "labels" in keys else set())
+    # A column a key groups by is required, whatever else it is optional for.
+    grouped = {"audited"} if "labels" in keys else set()
+    # ``at``: a time key's, and the approvers' review times.
+    grouped |= {"at"} if analysis == "approvers" or any(k in TIME_KEYS for k in keys) else set()
+    grouped |= {"process", "step"} & set(_expand_question(keys))
+    optional = _OPTIONAL_COLUMNS - grouped
     missing = [
         c for c in input_columns(by, analysis=analysis)
         if c not in frame.columns and c not in optional
@@ -395,18 +428,31 @@ def agreement(
         ``conflicts``                 labeled checks whose submission has
                                       conflicting decisions (the latest is used;
                                       a drawn check: the first after its draw)
-        ``unequal_draws``             the group has audit labels and the draw did
-                                      not offer every pass and fail check of its
-                                      population (the enforced checks beside it;
-                                      a reviewed check counts as offered with
-                                      probability 1, a verdict the draw left out
-                                      with 0) alike: agreement, kappa, false
-                                      fails, tpr and tnr are unweighted, not the
-                                      population's
-        ``unequal_draws_pass``        the same over the passes: the false-pass
-                                      rate is unweighted (a pass-only uniform
-                                      draw keeps it; False without
-                                      ``audited``/``inclusion_p``/``advisory``)
+        ``unequal_draws_pass``        the group has audit labels and the draws did
+                                      not offer every pass of its population (the
+                                      enforced checks beside it, but those no
+                                      draw could consider: recorded after the
+                                      last check a draw of the step considered,
+                                      or before the step's switch; a reviewed
+                                      check counts as offered with probability
+                                      1, a verdict the draws left out with 0)
+                                      alike: the false-pass rate is withheld
+                                      (False without ``audited``/``inclusion_p``)
+        ``unequal_draws_fail``        the same over the fails: the false-fail
+                                      rate is withheld (a fail draw beside a
+                                      pass draw at the same rate keeps it)
+        ``unequal_draws``             the same over every pass and fail at one
+                                      probability: agreement and kappa withheld
+        ``unequal_draws_verdicts``    the same over every verdict (a draw offers
+                                      no unsure or error verdict): TPR and TNR
+                                      withheld
+        ``n_selected``                labels on checks recorded with ``advisory:
+                                      false`` that no draw drew (escalations,
+                                      decisions on undrawn checks; kept by
+                                      ``--with-escalations``): a sample the
+                                      enforced check selected, so agreement,
+                                      kappa, false passes, false fails, TPR and
+                                      TNR are withheld where there is one
         ``unsure_rate``,              withheld (NaN) in a ``labels`` group a draw
         ``error_rate`` withheld       chose or left (``audit draw``; ``advisory:
                                       false, not drawn``) when it did not offer
@@ -507,11 +553,14 @@ def agreement(
     out["kappa_high"] = np.asarray(kap_cols[2], dtype=float)
     out["kappa_reason"] = pd.Series(kap_cols[3], dtype="string", index=out.index)
 
-    out["unequal_draws"], out["unequal_draws_pass"], chosen = _unequal_draws(
-        data, key_df, keys, v, len(out)
-    )
-    _withhold(out, out["unequal_draws"].to_numpy(bool), UNEQUAL_WITHHELD, kappa=True)
-    _withhold(out, out["unequal_draws_pass"].to_numpy(bool), UNEQUAL_PASS_WITHHELD)
+    flags = _draw_flags(data, key_df, keys, v, len(out))
+    chosen = flags.pop("chosen")
+    for name, value in flags.items():
+        out[name] = value
+    for flag, names, _ in DRAW_FLAGS:
+        _withhold(out, out[flag].to_numpy(bool), names, reason="unequal audit draws")
+    _withhold(out, out["n_selected"].to_numpy() > 0, SELECTED_WITHHELD,
+              reason="labels the enforced check selected")  # fmt: skip
     _withhold(out, chosen, CHOSEN_WITHHELD)
     out["note"] = _notes(
         out, min_n=min_n, pools_models="model" not in keys, question_level=question_level,
@@ -567,51 +616,86 @@ def _enforced(df: pd.DataFrame) -> np.ndarray:
     return _audited(df) | pd.to_numeric(df["inclusion_p"], errors="coerce").notna().to_numpy()
 
 
-def _unequal_draws(
+def _outside_design(data: pd.DataFrame, enforced: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """Enforced checks no draw could have considered: outside the draws' design.
+
+    One recorded after the last check any draw of its step considered had not arrived when
+    the draws were made; one recorded before its step's switch (its first pass or unsure
+    verdict recorded with ``advisory: false``, as the monitor and ``audit draw`` read it: a
+    blocking fail alone may predate it) belongs to no enforcement period a draw offers. Neither
+    was offered at probability 0, or every step with checks after its latest draw, or a fail
+    before its switch, would read as unequal. Without ``at`` nothing is outside.
+    """
+    considered = enforced & ~np.isnan(raw)
+    if "at" not in data.columns or not considered.any():
+        return np.zeros(len(data), dtype=bool)
+    at = pd.to_datetime(data["at"], utc=True).reset_index(drop=True)
+    cols = [c for c in ("process", "step") if c in data.columns]
+    step = (
+        pd.DataFrame({c: data[c].astype("string").fillna("") for c in cols}).reset_index(drop=True)
+        if cols
+        else pd.DataFrame({"__all": np.zeros(len(data), dtype=np.int64)})
+    )
+    keys = list(step.columns)
+    switching = enforced & np.isin(_text_values(data["verdict"]), ("pass", "unsure"))
+    frame = step.assign(__last=at.where(considered), __switch=at.where(switching))
+    g = frame.groupby(keys, dropna=False, sort=False)
+    last = g["__last"].transform("max")
+    switch = g["__switch"].transform("min")
+    early = (at < switch).fillna(False).to_numpy(dtype=bool)
+    late = (at > last).fillna(False).to_numpy(dtype=bool)
+    return enforced & np.isnan(raw) & (early | late)
+
+
+def _draw_flags(
     data: pd.DataFrame,
     key_df: pd.DataFrame,
     keys: list[str],
     verdict: np.ndarray,
     n_rows: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    # A group's unweighted rates over audit labels are its population's only when the draw
-    # offered every check of that population alike: the false-pass rate needs one inclusion
-    # probability over the passes, agreement (kappa, tpr, tnr, false fails) over every pass and
-    # fail. The population is the design's, not the sample's: every check recorded with
-    # advisory: false (drawn or not; a verdict the draw left out has probability 0) beside the
-    # group's audit labels, and a reviewed check (advisory) counts as drawn with probability 1.
-    # The third flag: a group of ``--by labels`` that a draw chose (or left) among the enforced
-    # checks when it did not offer every verdict alike: its unsure and error shares over its
-    # checks are the draw's (a pass-only draw has no unsure verdict), not the check's.
-    none = np.zeros(n_rows, dtype=bool)
+) -> dict[str, np.ndarray]:
+    """Per group: which rates the draws beside its audit labels leave without a meaning.
+
+    A group's unweighted rates over audit labels are its population's only when the draws
+    offered every check that rate conditions on alike, at one inclusion probability: the
+    false-pass rate the passes, the false-fail rate the fails, agreement and kappa every pass
+    and fail, TPR and TNR (over every labeled verdict) every verdict. The population is the
+    design's, not the sample's: every check recorded with advisory: false (drawn or not; a
+    verdict no draw offered has probability 0; :func:`_outside_design` leaves out those no
+    draw could consider) beside the group's audit labels, and a reviewed check (advisory)
+    counts as drawn with probability 1.
+
+    Returns the flag columns of :data:`DRAW_FLAGS`; ``chosen``, a ``labels`` group a draw
+    chose (or left) among the enforced checks when it did not offer every verdict alike (its
+    unsure and error shares are the draw's: a draw has no unsure verdict); and
+    ``n_selected``, the group's labels on enforced checks no draw drew (escalations,
+    decisions on undrawn checks: a sample the enforced check selected).
+    """
+    names = [flag for flag, _, _ in DRAW_FLAGS] + ["chosen"]
+    out: dict[str, np.ndarray] = {c: np.zeros(n_rows, dtype=bool) for c in names}
+    out["n_selected"] = np.zeros(n_rows, dtype=np.int64)
     if "audited" not in data.columns or "inclusion_p" not in data.columns:
-        return none, none, none
+        return out
     audited = _audited(data)
     labeled = data["label"].astype("boolean").notna().to_numpy()
-    if not (audited & labeled).any():
-        return none, none, none
-    raw = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
     enforced = _enforced(data)
+    selected = enforced & labeled & ~audited
+    if not (audited & labeled).any() and not selected.any():
+        return out
+    raw = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
     pi = np.where(enforced, np.nan_to_num(raw, nan=0.0), 1.0)
-    is_pass = verdict == "pass"
-    decided = is_pass | (verdict == "fail")
-    # A check recorded after the last check any draw considered had not arrived yet: it is
-    # outside the design (not offered at probability 0), or every step with checks after its
-    # latest draw would read as unequal.
-    later = np.zeros(len(data), dtype=bool)
-    if "at" in data.columns and (enforced & ~np.isnan(raw)).any():
-        at = pd.to_datetime(data["at"], utc=True)
-        horizon = at[enforced & ~np.isnan(raw)].max()
-        later = enforced & np.isnan(raw) & (at > horizon).to_numpy(dtype=bool)
+    inside = ~_outside_design(data, enforced, raw)
+    is_pass, is_fail = verdict == "pass", verdict == "fail"
     # Population keys: audit draws and undrawn enforced checks are one population (a constant
     # key stands in when the grouping has none).
     pop = key_df.assign(__all=0)
     if "labels" in pop.columns:
         pop["labels"] = np.where(pop["labels"] == LABEL_SOURCES["review"], "review", "enforced")
     frame = pop.assign(
-        __dec=np.where(decided & ~later, pi, np.nan),
-        __pass=np.where(is_pass & ~later, pi, np.nan),
-        __any=np.where(~later, pi, np.nan),
+        __pass=np.where(is_pass & inside, pi, np.nan),
+        __fail=np.where(is_fail & inside, pi, np.nan),
+        __dec=np.where((is_pass | is_fail) & inside, pi, np.nan),
+        __any=np.where(inside, pi, np.nan),
     )
     g = frame.groupby(list(pop.columns), dropna=False, sort=False)
 
@@ -619,36 +703,73 @@ def _unequal_draws(
         width = g[column].transform("max") - g[column].transform("min")
         return width.fillna(0).to_numpy() > 1e-12
 
+    drawn = audited & labeled
     split = (
         (key_df["labels"] != LABEL_SOURCES["review"]).to_numpy(dtype=bool)
         if "labels" in key_df.columns
         else np.zeros(len(data), dtype=bool)
     )
-    flags = pd.DataFrame({
-        "__u": spread("__dec") & audited & labeled,
-        "__up": spread("__pass") & audited & labeled & is_pass,
-        "__uc": spread("__any") & split,
+    rows = pd.DataFrame({
+        "unequal_draws_pass": spread("__pass") & drawn,
+        "unequal_draws_fail": spread("__fail") & drawn,
+        "unequal_draws": spread("__dec") & drawn,
+        "unequal_draws_verdicts": spread("__any") & drawn,
+        "chosen": spread("__any") & split,
+        "n_selected": selected.astype(np.int64),
     }, index=data.index)  # fmt: skip
-    names = ["__u", "__up", "__uc"]
     if not keys:
-        return tuple(np.array([bool(flags[c].any())]) for c in names)
-    out = pd.concat([key_df, flags], axis=1).groupby(keys, dropna=False, sort=True)[names].any()
-    return tuple(out[c].to_numpy(dtype=bool) for c in names)
+        agg = rows.agg({**dict.fromkeys(names, "any"), "n_selected": "sum"}).to_frame().T
+    else:
+        agg = (
+            pd.concat([key_df, rows], axis=1)
+            .groupby(keys, dropna=False, sort=True)
+            .agg({**dict.fromkeys(names, "any"), "n_selected": "sum"})
+        )
+    return {c: agg[c].to_numpy(dtype=np.int64 if c == "n_selected" else bool) for c in agg}
 
 
 def _withhold(
-    out: pd.DataFrame, rows: np.ndarray, names: Sequence[str], *, kappa: bool = False
+    out: pd.DataFrame, rows: np.ndarray, names: Sequence[str], *, reason: str = ""
 ) -> None:
     # An unweighted rate over a draw that offered checks unequally (a pass-only draw has no
-    # fails to show) is the design's, not the check's: no figure rather than a wrong one. The
-    # counts stay, so the row still says what was labeled.
+    # fails to show), or over labels the enforced check selected, is the design's, not the
+    # check's: no figure rather than a wrong one. The counts stay, so the row still says what
+    # was labeled.
     if not rows.any():
         return
     for name in names:
         out.loc[rows, [_rate_column(name), f"{name}_low", f"{name}_high"]] = np.nan
-    if kappa:
+    if "agree" in names:
         out.loc[rows, ["kappa", "kappa_low", "kappa_high"]] = np.nan
-        out.loc[rows, "kappa_reason"] = "withheld (unequal audit draws)"
+        out.loc[rows, "kappa_reason"] = f"withheld ({reason})"
+
+
+def _draw_note(row: dict[str, Any]) -> str:
+    """What the draws beside a group's audit labels did not offer alike, what that withholds and
+    what holds (empty when every rate holds)."""
+    unequal = [(names, words) for flag, names, words in DRAW_FLAGS if row[flag]]
+    if not unequal:
+        return ""
+    withheld = {n for names, _ in unequal for n in names}
+    # The narrowest condition missed names it: every pass (or fail), else one probability.
+    verdicts = [w.removesuffix(" alike") for flag, _, w in DRAW_FLAGS[:2] if row[flag]]
+    what = f"{' or '.join(verdicts)} alike" if verdicts else unequal[0][1]
+    held = [
+        RATE_WORDS[n] for n, denominator in (
+            ("agree", "n_decided"), ("false_pass", "n_pass"), ("false_fail", "n_fail"),
+            ("tpr", "n_acceptable"), ("tnr", "n_not_acceptable"),
+        )
+        if n not in withheld and row[denominator]
+    ]  # fmt: skip
+    gone = [RATE_WORDS[n] for n in RATE_WORDS if n in withheld]
+    text = f"audit draws did not offer {what}: {_join(gone)} withheld"
+    if held:
+        text += f"; {_join(held)} hold{'s' if len(held) == 1 else ''}"
+    return f"{text} ({UNEQUAL_DRAWS_POINTER})"
+
+
+def _join(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _notes(
@@ -656,10 +777,8 @@ def _notes(
     chosen: np.ndarray,
 ) -> pd.Series:  # fmt: skip
     notes = []
-    columns = ["n", "n_models", "conflicts", "kappa", "unequal_draws", "unequal_draws_pass"]
-    for (n, n_models, conflicts, kappa, unequal, unequal_pass), chosen_by_draw in zip(
-        out[columns].itertuples(index=False), chosen, strict=True
-    ):
+    for row, chosen_by_draw in zip(out.to_dict("records"), chosen, strict=True):
+        n, kappa = row["n"], row["kappa"]
         parts = []
         if n == 0:
             parts.append("no labels")
@@ -667,16 +786,17 @@ def _notes(
             parts.append(f"too few labels (n<{min_n})")
         elif n < KAPPA_LARGE_SAMPLE and np.isfinite(kappa):
             parts.append(f"kappa interval approximate (n<{KAPPA_LARGE_SAMPLE})")
-        if pools_models and n_models > 1:
-            parts.append(pools_note(n_models))
-        if conflicts:
+        if pools_models and row["n_models"] > 1:
+            parts.append(pools_note(row["n_models"]))
+        if row["conflicts"]:
             parts.append(
-                f"{conflicts} with conflicting decisions (latest used; audits: first after the draw)"
+                f"{row['conflicts']} with conflicting decisions (latest used; audits: first "
+                "after the draw)"
             )
-        if unequal_pass:
-            parts.append(UNEQUAL_DRAWS_NOTE)
-        elif unequal:
-            parts.append(UNEQUAL_DRAWS_PASS_ONLY_NOTE)
+        if row["n_selected"]:
+            parts.append(SELECTED_NOTE.format(n=row["n_selected"]))
+        elif draws := _draw_note(row):
+            parts.append(draws)
         if chosen_by_draw:
             parts.append(CHOSEN_BY_DRAW_NOTE)
         if question_level:
@@ -832,7 +952,10 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
     ``error_rate``/``error_ci``, the counts behind them (``n_decided``,
     ``n_pass``, ``n_fail``, ``n_unsure``, ``n_error`` of all ``n_checks``,
     ``n_acceptable``, ``n_not_acceptable``), ``conflicts``,
-    ``n_models``, ``counts`` = ``{"pass": {"acceptable": a,
+    ``n_models``, the flags ``unequal_draws``, ``unequal_draws_pass``,
+    ``unequal_draws_fail``, ``unequal_draws_verdicts`` and the count ``n_selected``
+    (why a rate is ``None`` over a positive n; :func:`agreement`),
+    ``counts`` = ``{"pass": {"acceptable": a,
     "not_acceptable": b}, "fail": ..., "unsure": ..., "error": ...}``,
     ``note`` and ``interval_method``. Missing values are ``None``.
     """
@@ -849,8 +972,9 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
             rec[rate] = _plain(row[rate])
             rec[f"{name}_ci"] = [_plain(row[f"{name}_low"]), _plain(row[f"{name}_high"])]
         rec["kappa_reason"] = _plain(row["kappa_reason"]) or None
-        rec["unequal_draws"] = bool(row["unequal_draws"])
-        rec["unequal_draws_pass"] = bool(row["unequal_draws_pass"])
+        for flag, _, _ in DRAW_FLAGS:
+            rec[flag] = bool(row[flag])
+        rec["n_selected"] = int(row["n_selected"])
         rec["counts"] = {v: {lab: int(row[f"{v}_{lab}"]) for lab in LABELS} for v in VERDICTS}
         rec["note"] = _plain(row["note"]) or ""
         rec["interval_method"] = df.attrs.get("interval_method", INTERVAL_METHOD)

@@ -12,11 +12,11 @@ the basis of the verdict: pasting them starts a new enforcement period
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calibrate.analysis.monitor import StepMonitor
+from calibrate.analysis.monitor import StepMonitor, restore_advisory_yaml
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.readiness_decision import share_text
 from calibrate.analysis.stats import measurably_above
@@ -197,6 +197,45 @@ class EnforcedVerdict:
         if self.suggestion is None:
             return {"kind": None, "note": ""}
         return {"kind": self.suggestion, "note": self.suggestion_note}
+
+
+def return_paste(step: str, current_check: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What to paste to return an enforced step to advisory: ``enforced.paste`` of report.json.
+
+    The step's check as it stands with ``advisory: true`` back where its thresholds are known
+    (a process file names every question), else ``advisory: true`` on the step alone, as
+    ``calibrate monitor`` gives it (:func:`~calibrate.analysis.monitor.restore_advisory_yaml`):
+    its ``check:`` keys stay as the process file has them. Never nothing: a step to return
+    always has its ``advisory: true`` to paste.
+
+    Returns
+    -------
+    dict
+        ``step``, ``advisory`` (``True``), ``check`` (the questions as they stand, or
+        ``None`` where unknown), ``thresholds_known``, ``yaml`` (the monitor's entry when the
+        thresholds are unknown, else ``None``: the report writes the whole check) and
+        ``text``, what to do in words.
+    """
+    known = bool(current_check)
+    if known:
+        text = (
+            f"replace the advisory and check: keys of step {step} with its check as it stands "
+            "and advisory: true, so a person decides again"
+        )
+    else:
+        text = (
+            f"put advisory: true on step {step}, so a person decides again; its check: keys "
+            "stay as the process file has them (today's thresholds are not known to calibrate: "
+            "no process file ingested names every question)"
+        )
+    return {
+        "step": step,
+        "advisory": True,
+        "check": [dict(q) for q in current_check] if known else None,
+        "thresholds_known": known,
+        "yaml": None if known else restore_advisory_yaml(step),
+        "text": text,
+    }
 
 
 def breaks_limits(

@@ -598,10 +598,18 @@ def restore_advisory_text(step: str, why: str | None) -> str:
     reason = why if why is not None else "the alarm above"
     return (
         "Restore advisory: true on this step, so a person decides again while the check is "
-        f"re-examined ({reason}). In the process file:\n"
-        # Quoted as YAML needs: a step id is record text (`chk #1: a`).
-        + yaml_block([{"id": step, "advisory": True}], indent=2).rstrip("\n")
+        f"re-examined ({reason}). In the process file:\n" + restore_advisory_yaml(step)
     )
+
+
+def restore_advisory_yaml(step: str) -> str:
+    """The step's entry of a process file with ``advisory: true`` back: what a return pastes.
+
+    It needs the step id alone, not the thresholds (its ``check:`` keys stay as they are), so
+    it holds where calibrate does not know them (no process file ingested).
+    """
+    # Quoted as YAML needs: a step id is record text (`chk #1: a`).
+    return yaml_block([{"id": step, "advisory": True}], indent=2).rstrip("\n")
 
 
 def earlier_period_text(e: dict[str, Any]) -> str:

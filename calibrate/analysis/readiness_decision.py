@@ -126,10 +126,9 @@ def decide_readiness(
         if cov.value is None:
             reasons.append(f"Coverage cannot be measured ({cov.detail}).")
         else:
-            v, lim = pct_against(cov.value, opts.min_coverage, "<")
             reasons.append(
-                f"The check would decide only {v} of submissions alone (< {lim}): it saves "
-                "little; sharpen the questions so fewer answers are unsure."
+                f"The check would decide {short_of(cov.value, cov_n, opts.min_coverage)}: it "
+                "saves little; sharpen the questions so fewer answers are unsure."
             )
     for c in hard:
         if c.name in ("error_rate", "truncation_rate"):
@@ -245,8 +244,10 @@ def _poor_reason(
                     f"{limit_pct(limit)} (measurably: {1 - opts.delta:.0%} confidence)"
                 )
         if point["coverage"] < opts.min_coverage:
-            v, lim = pct_against(point["coverage"], opts.min_coverage, "<", digits=0)
-            problems.append(f"under {where} thresholds it would decide only {v} alone (< {lim})")
+            problems.append(
+                f"under {where} thresholds it would decide "
+                f"{short_of(point['coverage'], int(point.get('n') or 0), opts.min_coverage)}"
+            )
     return (
         f"Even with {n_lab} labels the check cannot meet the limits with useful coverage"
         + (": " + "; ".join(problems) if problems else "")
@@ -291,6 +292,26 @@ def share_text(share: float | None, n: int) -> str:
     if n <= 0:
         return f"{share:.1%}"
     return Rate(round(share * n), n).text()
+
+
+def short_of(share: float, n: int, limit: float) -> str:
+    """A share decided alone below the share required, in words, with its n and interval.
+
+    "only ... below" where the 95% Wilson interval shown lies below ``limit``; where it
+    reaches the limit the share is "about" the figure, short of the limit as observed only
+    (black-box run: "only 48.0% ... (< 50%)" hid 95% CI 44.2%–51.8%).
+    """
+    lim = limit_pct(limit)
+    if n <= 0:
+        v, lim = pct_against(share, limit, "<")
+        return f"only {v} of submissions alone (< {lim}; n unknown)"
+    r = Rate(round(share * n), n)
+    if r.ci[1] < limit:
+        return f"only {r.text_against(limit, '<')} of submissions alone, below the {lim} required"
+    return (
+        f"about {r.text_against(limit, '<')} of submissions alone, short of the {lim} required "
+        "as observed (its interval reaches it)"
+    )
 
 
 def best_text(figure: str, n: int) -> str:

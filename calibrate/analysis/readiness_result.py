@@ -16,7 +16,12 @@ from calibrate.analysis import agreement as agreement_mod
 from calibrate.analysis.audit import SequentialAuditPlan
 from calibrate.analysis.audit_fixed import AuditPlan
 from calibrate.analysis.drift import Drift
-from calibrate.analysis.enforced_step import RETURN_TO_ADVISORY, EnforcedVerdict, Enforcement
+from calibrate.analysis.enforced_step import (
+    RETURN_TO_ADVISORY,
+    EnforcedVerdict,
+    Enforcement,
+    return_paste,
+)
 from calibrate.analysis.needed import NeededLabels
 from calibrate.analysis.plain import plain_tree as _plain_tree
 from calibrate.analysis.plain import records as _records
@@ -98,6 +103,10 @@ class StepReadiness:
             "monitor_status": e.monitor.status,
             "recommended": self.pattern.get("recommended"),
             "suggestion": self.enforced_verdict.to_dict() if self.enforced_verdict else None,
+            # What to paste follows the verdict: a step to return always has advisory: true.
+            "paste": return_paste(self.step, self.current_check)
+            if self.pattern.get("recommended") == RETURN_TO_ADVISORY
+            else None,
         }
 
     def needed_dict(self) -> dict[str, Any] | None:

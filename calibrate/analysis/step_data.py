@@ -61,6 +61,10 @@ class StepData:
         ``keep_after_switch``): the enforced check chose which of them a person saw (an
         escalation, or a draw among its passes), so they are no random sample of the
         submissions and nothing can be certified on them.
+    enforced : ndarray of bool
+        Per row: a label on a check recorded with ``advisory: false`` (only with
+        ``keep_after_switch``; empty when built without it, as no row is one). The rest are
+        reviews of every verdict, the labels a rate of the submissions can be read from.
     """
 
     process: str
@@ -78,6 +82,7 @@ class StepData:
     left_out: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     enforced_labels: int = 0
+    enforced: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     # What the search derives from the data alone (split, layout, replays), shared by the searches
     # of one step at several alphas (the trade-off); a subset starts with an empty one.
     cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -95,7 +100,13 @@ class StepData:
             answer=[a[idx] for a in self.answer],
             confidence=[c[idx] for c in self.confidence],
             forced_unsure=self.forced_unsure[idx],
+            enforced=self.enforced[idx] if self.enforced.size else self.enforced,
         )
+
+    @property
+    def reviewed(self) -> np.ndarray:
+        """Per row: a review of every verdict (recorded with ``advisory: true``)."""
+        return ~self.enforced if self.enforced.size else np.ones(self.n, bool)
 
 
 def latest_model(subs: pd.DataFrame) -> str:
@@ -427,6 +438,7 @@ def step_data(
                 "after its draw)"
             )
     enforced_labels = 0
+    is_enforced = np.zeros(n, bool)
     if "advisory" in mine and n:
         is_enforced = ~mine["advisory"].fillna(True).astype(bool).to_numpy()
         drawn = (
@@ -464,6 +476,7 @@ def step_data(
         left_out=left_out,
         notes=notes,
         enforced_labels=enforced_labels,
+        enforced=is_enforced,
     )
 
 

@@ -212,7 +212,9 @@ def assess_step(
     plenty = n_labeled >= opts.min_labels
     best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
     # The denominators the shares are of, so that no figure goes without its n.
-    cov_n = int(tv.n_labeled or n_labeled)
+    # (The search's expected shares carry their own n: with labels after the switch kept, today's
+    # are over the reviews alone.)
+    cov_n = int(tv.expected.get("n") or tv.n_labeled or n_labeled)
     if coverage is not None and cov_n:
         # The share as the count its text shows (111 of 400 is 27.8%, not a float sum's 27.7%).
         coverage = round(coverage * cov_n) / cov_n
@@ -299,7 +301,9 @@ def assess_step(
         enforcement=enforcement, in_force=observed["current"], opts=opts,
     )  # fmt: skip
 
-    agree = agreement_mod.agreement(cur, by=[])
+    # The labels the evidence reads (reviews; audits are in Since the switch): every check counts
+    # in the unsure and error shares, labeled or not.
+    agree = agreement_mod.agreement(reviewed, by=[])
     # Weeks by where their labels come from: reviews of every verdict before the switch, audit
     # draws after it (rates flagged where the draw's probabilities differ).
     by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])

@@ -76,7 +76,12 @@ class StepThresholds:
         candidates is optimistic), and marked so: ``certificate`` is
         ``False``.
     expected, current_rates : Rates or None
-        The labeled history replayed under the suggestion / today's thresholds.
+        The labeled history replayed under the suggestion / today's thresholds. Where labels
+        after the switch were kept (``selected_sample``), today's are replayed on the reviews
+        of every verdict alone (``None`` without one), and ``current_note`` says so.
+    current_note : str
+        Which labels ``current_rates`` is over when some were left out of it (empty
+        otherwise).
     candidates : pandas.DataFrame
         Every candidate on every path with counts, exact p-values, bounds, and
         whether it was tested, certified and chosen.
@@ -109,6 +114,7 @@ class StepThresholds:
     best_bounds: dict[str, float | None]
     expected: Rates | None
     current_rates: Rates | None
+    current_note: str
     candidates: pd.DataFrame
     needed_labels: NeededLabels | None
     n_labeled: int
@@ -167,6 +173,8 @@ class StepThresholds:
             "false_fail_ci": list(ci["false_fail"]) if ci.get("false_fail") else None,
             "k_false_fail": cur.false_fail if cur is not None else None,
             **_counted_shares(cur),
+            # Which labels these are over, where some were left out (null: every label).
+            "note": self.current_note or None,
         }
         needed = (
             self.needed_labels.to_dict()

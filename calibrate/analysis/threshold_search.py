@@ -309,7 +309,14 @@ def find_thresholds(
     settings = dict(delta=delta, beta=beta, relearn_lists=relearn_lists,
                     search_fraction=search_fraction, seed=seed)  # fmt: skip
     notes = list(data.notes)
-    current_rates = replay_cached(data.questions, data) if all(data.known) and data.n else None
+    # Today's thresholds replayed on the reviews of every verdict alone: labels kept from after
+    # the switch (--with-escalations) are a sample the enforced check selected or drew, and a
+    # rate over them pooled with the reviews estimates nothing (agreement withholds it too).
+    reviews = data.subset(np.flatnonzero(data.reviewed)) if data.enforced_labels else data
+    current_rates = (
+        replay_cached(data.questions, reviews) if all(data.known) and reviews.n else None
+    )
+    current_note = today_note(reviews.n, data.enforced_labels)
     if not all(data.known):
         notes.append(
             "today's thresholds of some questions are unknown (no process file): no replay"
@@ -468,6 +475,7 @@ def find_thresholds(
         best_bounds=best_bounds,
         expected=expected,
         current_rates=current_rates,
+        current_note=current_note,
         candidates=candidates,
         needed_labels=None,
         n_labeled=data.n,
@@ -477,6 +485,21 @@ def find_thresholds(
         notes=notes,
         settings=settings,
         data=data,
+    )
+
+
+def today_note(n_reviews: int, n_after_switch: int) -> str:
+    """Which labels today's figures are over, when some were left out of them (else empty)."""
+    if not n_after_switch:
+        return ""
+    over = (
+        f"over the {n_reviews} reviews of every verdict (advisory: true) alone"
+        if n_reviews
+        else "withheld: no review of every verdict (advisory: true) to read them from"
+    )
+    return (
+        f"today's figures {over}: the {n_after_switch} labels after the switch are a sample the "
+        "enforced check selected or drew, on which a rate estimates nothing"
     )
 
 

@@ -37,7 +37,9 @@ def tradeoff(
     pandas.DataFrame
         Columns ``alpha``, ``status``, ``certified_false_pass`` (``alpha``
         when certified, else ``nan``), ``observed_false_pass`` (the replayed
-        rate, with ``n_pass``), ``auto_pass``, ``auto_fail``, ``coverage``.
+        rate, with ``n_pass``), ``auto_pass``, ``auto_fail``, ``coverage`` (shares of
+        ``n``, the labeled checks, measured on the labels that chose the thresholds; 0 where
+        nothing is certified: every submission goes to a person).
     """
     rows = []
     for a in alphas:
@@ -55,6 +57,7 @@ def tradeoff(
                     exp.false_pass_rate if exp and exp.false_pass_rate is not None else math.nan
                 ),
                 "n_pass": exp.n_pass if exp else 0,
+                "n": data.n,
                 "auto_pass": shares["auto_pass"] or 0.0,
                 "auto_fail": shares["auto_fail"] or 0.0,
                 "coverage": (shares["auto_pass"] or 0.0) + (shares["auto_fail"] or 0.0),

@@ -218,7 +218,9 @@ def _heading(row: dict[str, Any], keys: Sequence[str]) -> str:
 
 
 def _rate(value: Any, low: Any, high: Any, n: int, *, min_n: int = MIN_N) -> str:
-    """``12.3% [5.1, 20.2] of 84``, or "too few" below ``min_n``."""
+    """``12.3% [5.1, 20.2] of 84``, "too few" below ``min_n``, "withheld" where the note says why."""
+    if n and value is None:  # a rate over n > 0 is missing only where the analysis withheld it
+        return f"withheld (n={n})"
     if n == 0 or value is None:
         return f"n/a (n={n})"
     if n < min_n:
@@ -251,8 +253,9 @@ def agreement_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
                 _fit(f"{cells}   {name:<11}{_rate(value, low, high, n, min_n=min_n)}", WIDTH)
             )
         agree = _rate(row["agree"], row["agree_low"], row["agree_high"], row["n_decided"])
+        reason = strip_control(row["kappa_reason"] or "")
         if row["kappa"] is None:
-            kappa = "n/a"
+            kappa = "withheld" if reason.startswith("withheld") else "n/a"
         elif row["n_decided"] < MIN_N:
             kappa = "too few"
         else:
@@ -261,7 +264,8 @@ def agreement_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
         tpr = _rate(row["tpr"], row["tpr_low"], row["tpr_high"], row["n_acceptable"])
         tnr = _rate(row["tnr"], row["tnr_low"], row["tnr_high"], row["n_not_acceptable"])
         out += _wrap(f"TPR {tpr} · TNR {tnr}")
-        notes = [strip_control(row["note"] or ""), strip_control(row["kappa_reason"] or "")]
+        # A withheld kappa's reason is the note's own (said once).
+        notes = [strip_control(row["note"] or ""), "" if kappa == "withheld" else reason]
         note = "; ".join(x for x in notes if x)
         if note:
             out += _wrap(f"note: {note}")

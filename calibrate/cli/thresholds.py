@@ -57,7 +57,7 @@ ThresholdsFormat = format_option(Format.table, Format.json, Format.yaml, Format.
 #: ``--tradeoff --format csv``: one row per step and alpha.
 TRADEOFF_COLUMNS = [
     "process", "step", "model", "alpha", "status", "certified_false_pass", "observed_false_pass",
-    "n_pass", "coverage", "auto_pass", "auto_fail",
+    "n_pass", "coverage", "auto_pass", "auto_fail", "n",
 ]  # fmt: skip
 
 
@@ -223,14 +223,20 @@ def _status_sentence(s: lib.StepThresholds) -> str:
 def _shares(r: lib.Rates | None) -> str:
     if r is None or not r.n:
         return "n/a"
+    counts = (r.n_pass, r.n_fail, r.n - r.n_pass - r.n_fail)
+    parts = [
+        f"{_share(k, r.n)} {words}"
+        for k, words in zip(counts, ("pass", "fail", "to a person"), strict=True)
+    ]
+    return f"{', '.join(parts)} (of {r.n} labeled; 95% Wilson)"
+
+
+def _share(k: int, n: int) -> str:
+    """``87.5% [85.0, 89.6]``: a share of ``n`` with its 95% Wilson interval."""
     from calibrate.analysis.stats import wilson_interval
 
-    counts = (r.n_pass, r.n_fail, r.n - r.n_pass - r.n_fail)
-    parts = []
-    for k, words in zip(counts, ("pass", "fail", "to a person"), strict=True):
-        low, high = wilson_interval(k, r.n)
-        parts.append(f"{_pct(k / r.n)} [{100 * low:.1f}, {100 * high:.1f}] {words}")
-    return f"{', '.join(parts)} (of {r.n} labeled; 95% Wilson)"
+    low, high = wilson_interval(k, n)
+    return f"{_pct(k / n)} [{100 * low:.1f}, {100 * high:.1f}]"
 
 
 #: Said once where the suggestion's shares are shown: the search chose the check on these very
@@ -381,6 +387,8 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
     if s.status == "ok":
         out += _wrap(f"{EXPECTED_HEAD}: {_shares(s.expected)}")
     cur = s.current_rates
+    if s.current_note:
+        out += _wrap(s.current_note[:1].upper() + s.current_note[1:] + ".")
     if cur is not None and cur.n:
         iv = cur.intervals()
         out += _wrap(f"today: {_shares(cur)}")
@@ -406,23 +414,42 @@ def _tradeoff_records(s: lib.StepThresholds) -> list[dict[str, Any]]:
 
 
 def tradeoff_lines(s: lib.StepThresholds, alphas: Sequence[float] = TRADEOFF_ALPHAS) -> list[str]:
-    """Certified bound against the share decided without a person, for a range of alpha."""
+    """Certified bound against the share decided without a person, for a range of alpha.
+
+    Every share with its n and interval (black-box run: the table printed bare shares and
+    "3.8% of 662"): the shares of the labeled checks under the thresholds certified at each
+    alpha (95% Wilson; measured on the labels that chose them, so optimistic), the observed
+    false passes among their passes (95% Clopper-Pearson, as today's).
+    """
+    from calibrate.analysis.stats import clopper_pearson_interval
+
     frame = s.tradeoff(alphas)
-    out = [
-        "  trade-off (bound certified at "
-        f"{100 * (1 - s.delta):g}% confidence; * = --alpha)",  # fmt: skip
-        "    alpha  status              decided alone  pass    fail    observed FP",
-    ]
+    n = int(frame["n"].iloc[0]) if len(frame) else s.n_labeled
+    out = _wrap(
+        f"trade-off (bound certified at {100 * (1 - s.delta):g}% confidence; * = --alpha): "
+        f"shares of the {n} labeled checks under the thresholds certified at each alpha "
+        "(measured on the labels that chose them, so optimistic; 95% Wilson), observed false "
+        "passes among their passes (95% Clopper-Pearson)"
+    )
     for row in frame.itertuples(index=False):
         mark = "*" if abs(row.alpha - s.alpha) < 1e-12 else " "
-        observed = "n/a" if row.n_pass == 0 else (
-            f"{100 * row.observed_false_pass:.1f}% of {row.n_pass}" if row.n_pass >= MIN_N else f"too few (n={row.n_pass})"
-        )  # fmt: skip
-        out.append(
-            f"  {mark} {100 * row.alpha:4.1f}%  {row.status:<18}  {100 * row.coverage:5.1f}%        "
-            f"{100 * row.auto_pass:5.1f}%  {100 * row.auto_fail:5.1f}%  {observed}"
+        head = f"{mark} {100 * row.alpha:4.1f}%  {row.status}"
+        if row.status != "ok":
+            out += _wrap(f"{head}: nothing certified, every submission to a person", indent="  ",
+                         more="          ")  # fmt: skip
+            continue
+        k_fp = round(row.observed_false_pass * row.n_pass) if row.n_pass else 0
+        fp = _rate(
+            k_fp, row.n_pass, clopper_pearson_interval(k_fp, row.n_pass) if row.n_pass else None
         )
-    return [_fit(line) for line in out]
+        decided = round(row.coverage * n)
+        out += _wrap(
+            f"{head}: decided alone {_share(decided, n)} (pass "
+            f"{_share(round(row.auto_pass * n), n)}, fail {_share(decided - round(row.auto_pass * n), n)}); "
+            f"false passes {fp}",
+            indent="  ", more="          ",
+        )  # fmt: skip
+    return out
 
 
 def _fit(text: str) -> str:

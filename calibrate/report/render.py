@@ -24,7 +24,7 @@ import io
 import json
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,8 @@ DECISION_WORDS = {"READY": "READY", "NOT_YET": "NOT YET", "NO": "NO"}
 FIGURES = ("reliability", "tradeoff", "weekly")
 #: A weekly rate over audit draws made at unequal probabilities is not the step's rate.
 UNEQUAL_DRAWS = "not every verdict drawn alike: see Since the switch"
+#: A rate over labels the enforced check selected (escalations kept by --with-escalations).
+SELECTED_LABELS = "labels the enforced check selected (escalations): no rate of the step"
 #: The unsure share of rows whose checks an audit draw chose (or left): the draw's, not the check's.
 CHOSEN_BY_DRAW = "set by the draw: see Since the switch"
 #: Both without their pointer, for a report with no "Since the switch" section (no monitored step).
@@ -242,7 +244,7 @@ def _step_view(
     current_yaml = (
         check_yaml(step.current_check, advisory=not enforced, say_false=enforced)
         if step.current_check
-        else ""  # today's thresholds unknown (no process file): nothing to paste
+        else ""  # today's thresholds unknown (no process file): none to show
     )
     # Only a certified suggestion is shown as one; otherwise today's check stands. On an
     # enforced step kept so it is an optional change of thresholds (advisory stays false).
@@ -259,11 +261,11 @@ def _step_view(
     )
     if keep and suggested_yaml == current_yaml:
         suggested_yaml = ""  # the suggestion is the check in force: no change to offer
-    # An enforced step returned to advisory: its check as it stands, under review again.
+    # An enforced step returned to advisory: its check as it stands, under review again; with
+    # its thresholds unknown, advisory: true on the step alone (the monitor's own block).
+    paste = step.enforced_dict()["paste"] if enforced and not keep else None
     return_yaml = (
-        check_yaml(step.current_check, advisory=True)
-        if enforced and not keep and step.current_check
-        else ""
+        "" if paste is None else paste["yaml"] or check_yaml(step.current_check, advisory=True)
     )
     # What a person pasting the suggestion should know (a question switched off, ...).
     remarks = (
@@ -277,10 +279,12 @@ def _step_view(
     )
     t = step.thresholds
     bounds = t.certified if t.certified is not None else t.best_bounds
-    # The search's shares are of every labeled check, error verdicts counted unsure: its own n.
+    # The search's shares are of every labeled check, error verdicts counted unsure: its own n
+    # (today's, with labels after the switch kept, of the reviews alone: `current.n`).
     n = t.n_labeled or step.n_labeled
-    expected = {k: share_text(t.expected.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
-    current = {k: share_text(t.current.get(k), n) for k in ("auto_pass", "auto_fail", "unsure")}
+    shares = ("auto_pass", "auto_fail", "unsure")
+    expected = {k: share_text(t.expected.get(k), int(t.expected.get("n") or n)) for k in shares}
+    current = {k: share_text(t.current.get(k), int(t.current.get("n") or n)) for k in shares}
     agree = _agreement_view(step.agreement)
     weekly = _weekly_rows(step.by_week)
     by_model = _model_rows(step.by_model)
@@ -325,6 +329,8 @@ def _step_view(
         else DECISION_WORDS[step.decision],
         "enforced_since": Md(step.enforcement.since) if enforced else None,
         "return_yaml": return_yaml,
+        # Whether today's thresholds are known (a process file names every question).
+        "thresholds_known": bool(step.current_check),
         "suggestion": verdict.suggestion if verdict else None,
         "suggestion_note": verdict.suggestion_note if verdict else "",
         "no_suggestion": _no_suggestion(step),
@@ -371,6 +377,8 @@ def _step_view(
         },
         "expected": expected,
         "current": current,
+        # Which labels today's row is over, where some were left out of it (--with-escalations).
+        "current_note": t.current.get("note") or "",
         # One string a note (a note may itself hold "; "): shown as a list, never joined.
         "threshold_notes": list(t.notes),
         "current_yaml": current_yaml,
@@ -389,6 +397,9 @@ def _step_view(
         else "",
         "figure_files": dict.fromkeys(FIGURES),
         "agreement": agree,
+        "agreement_note": _agreement_note(
+            step, pointer=report.since_switch is not None and bool(report.since_switch.steps)
+        ),
         "weekly": weekly,
         "by_model": by_model,
         "approvers": approvers,
@@ -444,10 +455,9 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
         }
         for v in ("pass", "fail", "unsure", "error")
     ]
-    unequal = bool(r.get("unequal_draws", False))
     kappa = _num(r["kappa"])
-    if unequal:
-        kappa_text = UNEQUAL_DRAWS
+    if (why := _withheld(r, "agree")) is not None:
+        kappa_text = why
     elif kappa is not None and int(r["n_decided"]) >= MIN_N:
         kappa_text = Md(
             f"{kappa:.2f} (95% CI {r['kappa_low']:.2f} to {r['kappa_high']:.2f}; n={int(r['n_decided'])})"
@@ -457,10 +467,6 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
     else:
         kappa_text = Md("undefined")
     flagged = _flagged_rates(r)
-
-    def unless_unequal(text: Md) -> Md:
-        return UNEQUAL_DRAWS if unequal else text
-
     return {
         "cells": cells,
         "n": Md(str(int(r["n"]))),
@@ -468,43 +474,48 @@ def _agreement_view(df: pd.DataFrame | None) -> dict[str, Any] | None:
         "rates": [
             ("agreement (decided verdicts)", flagged["agree"]),
             ("false-pass rate, P(not acceptable | pass)", flagged["false_pass"]),
-            (
-                "false-fail rate, P(acceptable | fail)",
-                unless_unequal(rate_text(r["fail_acceptable"], r["n_fail"])),
-            ),
+            ("false-fail rate, P(acceptable | fail)", flagged["false_fail"]),
             ("unsure rate (all checks)", rate_text(r["n_unsure"], r["n_checks"])),
             ("error rate (all checks)", rate_text(r["n_error"], r["n_checks"])),
-            (
-                "TPR, P(pass | acceptable)",
-                unless_unequal(rate_text(r["pass_acceptable"], r["n_acceptable"])),
-            ),
-            (
-                "TNR, P(not pass | not acceptable)",
-                unless_unequal(
-                    rate_text(
-                        r["n_not_acceptable"] - r["pass_not_acceptable"], r["n_not_acceptable"]
-                    )
-                ),
-            ),
+            ("TPR, P(pass | acceptable)", flagged["tpr"]),
+            ("TNR, P(not pass | not acceptable)", flagged["tnr"]),
         ],
         "kappa": kappa_text,
         "kappa_reason": ""
-        if unequal or pd.isna(r["kappa_reason"])
+        if _withheld(r, "agree") is not None or pd.isna(r["kappa_reason"])
         else str(r["kappa_reason"] or ""),
     }
 
 
-def _flagged_rates(r: dict[str, Any]) -> dict[str, Any]:
-    """Agreement and false-pass rate of one agreement row, withheld where its flag says the
-    audit draw offered checks at unequal probabilities (an unweighted rate is not the step's)."""
-    return {
-        "agree": UNEQUAL_DRAWS
-        if bool(r.get("unequal_draws", False))
-        else rate_text(r["pass_acceptable"] + r["fail_not_acceptable"], r["n_decided"]),
-        "false_pass": UNEQUAL_DRAWS
-        if bool(r.get("unequal_draws_pass", False))
-        else rate_text(r["pass_not_acceptable"], r["n_pass"]),
-    }
+#: Each rate of an agreement row: its numerator, its denominator and the flag that withholds it
+#: (the verdicts it conditions on were not offered alike by the audit draws beside its labels).
+_ROW_RATES: dict[str, tuple[Callable[[Any], Any], str, str]] = {
+    "agree": (lambda r: r["pass_acceptable"] + r["fail_not_acceptable"], "n_decided",
+              "unequal_draws"),
+    "false_pass": (lambda r: r["pass_not_acceptable"], "n_pass", "unequal_draws_pass"),
+    "false_fail": (lambda r: r["fail_acceptable"], "n_fail", "unequal_draws_fail"),
+    "tpr": (lambda r: r["pass_acceptable"], "n_acceptable", "unequal_draws_verdicts"),
+    "tnr": (lambda r: r["n_not_acceptable"] - r["pass_not_acceptable"], "n_not_acceptable",
+            "unequal_draws_verdicts"),
+}  # fmt: skip
+
+
+def _withheld(r: Any, name: str) -> str | None:
+    """Why the rate ``name`` of an agreement row is not shown, or ``None`` when it is."""
+    if int(r.get("n_selected", 0) or 0):
+        return SELECTED_LABELS
+    return UNEQUAL_DRAWS if bool(r.get(_ROW_RATES[name][2], False)) else None
+
+
+def _flagged_rates(r: Any) -> dict[str, Any]:
+    """The rates of one agreement row that condition on a verdict or a label, each as text or
+    as why it is withheld: audit draws that did not offer its verdicts alike (an unweighted rate
+    is not the step's), or labels the enforced check selected."""
+    out = {}
+    for name, (numerator, denominator, _) in _ROW_RATES.items():
+        why = _withheld(r, name)
+        out[name] = why if why is not None else rate_text(numerator(r), r[denominator])
+    return out
 
 
 def _unlabeled_enforced(r: dict[str, Any]) -> bool:
@@ -606,6 +617,21 @@ def _calibration_rows(qs: Sequence[Any]) -> list[dict[str, Any]]:
             text = Md(f"{ece:.3f} (n={c.n}{ci}; {c.binning})")
         rows.append({"ask": q.ask, "kind": q.kind, "ece": text, "x": c.x_label})
     return rows
+
+
+def _agreement_note(step: StepReadiness, pointer: bool) -> Md:
+    """What the agreement table leaves out: the audit decisions after the switch (empty if none)."""
+    left = int(step.left_out.get("audits_after_switch", 0))
+    if not left:
+        return Md("")
+    where = "Since the switch, weighted by their draw" if pointer else "calibrate monitor"
+    reviews = int(step.agreement["n"].sum()) if step.agreement is not None else 0
+    return Md(
+        f"The table holds the {reviews} labels reviewed under advisory: true; the {left} audit "
+        "decisions after the switch are not in it (a draw among the enforced check's own "
+        f"verdicts is not a sample of every submission): their false passes are in {where}, "
+        "and the rows by evaluator model below show them apart."
+    )
 
 
 def _calibration_note(step: StepReadiness) -> Md:
