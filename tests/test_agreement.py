@@ -278,7 +278,7 @@ def test_corrected_pass_rate_recovers_known_prevalence():
     df = pd.concat([lab, unl], ignore_index=True)
     row = corrected_pass_rate(df, n_boot=1000).iloc[0]
     target = decided_prevalence(0.55)
-    assert row["n_labeled"] == 6000 and row["n_unlabeled"] == 6000
+    assert row["n_labeled"] + row["n_labeled_undecided"] == 6000 and row["n_unlabeled"] == 6000
     assert row["n_unlabeled_decided"] == int((unl["verdict"].isin(["pass", "fail"])).sum())
     assert row["low"] <= target <= row["high"]
     assert row["estimate"] == pytest.approx(target, abs=0.03)
@@ -387,6 +387,85 @@ def test_corrected_pass_rate_reads_reviews_not_labels_after_the_switch():
     assert rec["left_out"] == {"audits": 250, "escalations": 40, "undrawn": 5}
     with pytest.raises(ValueError, match="cannot group unlabeled"):
         corrected_pass_rate(reviews, by=["process", "labels"])
+
+
+def _drifted(n_audited_bad: int = 60):
+    """Reviews with TPR 0.9, TNR 0.8; after the switch 800 passes, half drawn uniformly (400
+    audited, ``n_audited_bad`` of them not acceptable), and 200 fails no draw offered."""
+    reviews = frame(["pass"] * 720 + ["fail"] * 80 + ["pass"] * 40 + ["fail"] * 160,
+                    [True] * 800 + [False] * 200)  # fmt: skip
+    label = [pd.NA] * 1000
+    label[:400] = [False] * n_audited_bad + [True] * (400 - n_audited_bad)
+    after = frame(["pass"] * 800 + ["fail"] * 200, label, advisory=False, audited=False,
+                  inclusion_p=np.nan, left_out=False)  # fmt: skip
+    after["check_id"] = "a" + after["check_id"]
+    after.loc[:399, "audited"] = True
+    after.loc[:799, "inclusion_p"] = 0.5
+    return pd.concat([reviews, after], ignore_index=True)
+
+
+def test_corrected_rate_reads_the_audits_where_a_draw_offered_a_verdict_alike():
+    """The check got worse after the switch: the uniform audit of its passes reads 85%
+    acceptable where the reviews' TPR/TNR imply 96.4%. The old estimate (Rogan-Gladen on the
+    reviews alone, 0.857) held the passes at the implied share and said nothing. Now the
+    passes rest on their audits, the fails (no draw) on the correction, and the output says
+    which and names both figures. Fails on the old code."""
+    out = corrected_pass_rate(_drifted(), n_boot=400).iloc[0]
+    q, tpr, tnr = 0.8, 0.9, 0.8
+    rg = (q + tnr - 1) / (tpr + tnr - 1)
+    implied_fail = (1 - tpr) * rg / (1 - q)
+    assert out["estimate"] == pytest.approx(0.8 * 340 / 400 + 0.2 * implied_fail)
+    assert out["estimate"] < rg - 0.05
+    assert out["low"] < out["estimate"] < out["high"]
+    assert (out["audit_pass_used"], out["n_pass_offered"], out["audit_pass_n"]) == (True, 800, 400)
+    assert not out["audit_fail_used"]
+    assert out["rests_on"] == (
+        "800 passes on 400 audit labels (a draw offered them alike); "
+        "200 fails on the reviews' TPR/TNR"
+    )
+    assert "audits of passes read 85.0% (340 of 400" in out["note"]
+    assert f"implies {min(tpr * rg / q, 1):.1%}" in out["note"]
+    (rec,) = corrected_records(corrected_pass_rate(_drifted(), n_boot=50))
+    assert rec["audits"]["pass"]["k"] == 340 and rec["audits"]["pass"]["used"] is True
+    # Audits that agree with the correction leave no note and barely move the estimate.
+    calm = corrected_pass_rate(_drifted(n_audited_bad=14), n_boot=50).iloc[0]
+    assert "audits of passes" not in calm["note"]
+    # A draw at two probabilities (by band) offered the passes unequally: not used.
+    df = _drifted()
+    df.loc[df["check_id"].isin([f"ac{i}" for i in range(200)]), "inclusion_p"] = 0.9
+    uneq = corrected_pass_rate(df, n_boot=50).iloc[0]
+    assert not uneq["audit_pass_used"] and uneq["estimate"] == pytest.approx(rg)
+
+
+def test_corrected_rates_count_what_they_use_and_carry_intervals():
+    """TPR/TNR are measured among pass/fail verdicts, yet n_labeled and the labeled acceptable
+    share counted the reviewed unsure verdicts too (170 labeled, 58.8%, for 70 and 71.4%); and
+    no rate had an interval. Fails on the old code."""
+    lab = frame(["pass"] * 40 + ["fail"] * 10 + ["pass"] * 5 + ["fail"] * 15 + ["unsure"] * 100,
+                [True] * 50 + [False] * 20 + [True] * 50 + [False] * 50)  # fmt: skip
+    unl = frame(["pass"] * 60 + ["fail"] * 40, [pd.NA] * 100)
+    unl["check_id"] = "u" + unl["check_id"]
+    out = corrected_pass_rate(pd.concat([lab, unl], ignore_index=True), n_boot=100).iloc[0]
+    assert (out["n_labeled"], out["n_acceptable"], out["n_not_acceptable"]) == (70, 50, 20)
+    assert out["n_labeled_undecided"] == 100
+    assert out["labeled_acceptable_rate"] == pytest.approx(50 / 70)
+    for name, k, n in (("tpr", 40, 50), ("tnr", 15, 20), ("apparent_pass_rate", 60, 100)):
+        low, high = (float(x) for x in wilson_interval(k, n))
+        assert (out[f"{name}_low"], out[f"{name}_high"]) == pytest.approx((low, high)), name
+    (rec,) = corrected_records(corrected_pass_rate(pd.concat([lab, unl]), n_boot=50))
+    assert rec["tpr_ci"] == pytest.approx([float(x) for x in wilson_interval(40, 50)])
+
+
+def test_corrected_rate_has_no_interval_without_an_estimate():
+    """TPR + TNR <= 1: no estimate, and the old code still reported the interval [0, 1] of
+    the resamples with TPR + TNR > 1. Fails on the old code."""
+    lab = frame(["pass"] * 30 + ["fail"] * 30 + ["pass"] * 30 + ["fail"] * 30,
+                [True] * 60 + [False] * 60)  # fmt: skip
+    unl = frame(["pass"] * 50 + ["fail"] * 50, [pd.NA] * 100)
+    unl["check_id"] = "u" + unl["check_id"]
+    out = corrected_pass_rate(pd.concat([lab, unl], ignore_index=True)).iloc[0]
+    assert np.isnan(out["estimate"]) and np.isnan(out["low"]) and np.isnan(out["high"])
+    assert "no estimate and no interval" in out["note"]
 
 
 # -- edge cases ---------------------------------------------------------------

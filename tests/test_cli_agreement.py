@@ -188,6 +188,17 @@ def test_corrected_view_json(store):
     assert rec["note"] == "no unlabeled submissions"
 
 
+def test_corrected_view_gives_each_rate_its_n_and_interval(store):
+    """TPR, TNR and the acceptable share were printed bare, over a count that included the
+    reviewed unsure verdicts TPR/TNR leave out. Fails on the old code."""
+    rec = json.loads(run(store, "--corrected", "--format", "json").stdout)[0]
+    assert rec["n_labeled"] == rec["n_acceptable"] + rec["n_not_acceptable"]
+    assert len(rec["tpr_ci"]) == 2 and "audits" in rec and "rests_on" in rec
+    text = run(store, "--corrected").stdout
+    assert f"TPR {rec['tpr']:.1%} ({round(rec['tpr'] * rec['n_acceptable'])} of" in text
+    assert f"among the {rec['n_labeled']} reviews with a pass or fail verdict" in text
+
+
 def test_missing_store_exits_2(tmp_path):
     res = runner.invoke(app, ["agreement", "--db", str(tmp_path / "nope.duckdb")])
     assert res.exit_code == 2

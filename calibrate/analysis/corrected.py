@@ -24,18 +24,30 @@ from calibrate.analysis.agreement import (
     require_columns,
     validate_by,
 )
+from calibrate.analysis.rate import Rate
 from calibrate.analysis.rate import plain as _plain
-from calibrate.analysis.stats import MIN_N, rogan_gladen
+from calibrate.analysis.stats import MIN_N, rogan_gladen, wilson_interval
 from calibrate.analysis.step_data import after_switch_labels
 
 __all__ = ["CORRECTED_COLUMNS", "LEFT_OUT_KINDS", "corrected_pass_rate", "corrected_records"]
 
 #: Columns of :func:`corrected_pass_rate` after the group keys.
 CORRECTED_COLUMNS = [
-    "n_labeled", "left_out_audits", "left_out_escalations", "left_out_undrawn",
-    "n_unlabeled", "n_unlabeled_decided", "labeled_acceptable_rate", "apparent_pass_rate",
-    "tpr", "tnr", "estimate", "low", "high", "n_boot", "note",
+    "n_labeled", "n_acceptable", "n_not_acceptable", "n_labeled_undecided",
+    "left_out_audits", "left_out_escalations", "left_out_undrawn",
+    "n_unlabeled", "n_unlabeled_decided",
+    "labeled_acceptable_rate", "labeled_acceptable_rate_low", "labeled_acceptable_rate_high",
+    "apparent_pass_rate", "apparent_pass_rate_low", "apparent_pass_rate_high",
+    "tpr", "tpr_low", "tpr_high", "tnr", "tnr_low", "tnr_high",
+    "n_pass_offered", "audit_pass_n", "audit_pass_acceptable", "audit_pass_used",
+    "n_fail_offered", "audit_fail_n", "audit_fail_acceptable", "audit_fail_used",
+    "estimate", "low", "high", "rests_on", "n_boot", "note",
 ]  # fmt: skip
+#: Columns read besides :func:`calibrate.analysis.agreement.input_columns` ``"corrected"``:
+#: which draw offered a check, for the audits that stand for its verdict.
+EXTRA_COLUMNS = ("inclusion_p",)
+#: The shares with a Wilson interval (``<name>_low``/``<name>_high`` columns, ``<name>_ci`` in JSON).
+WILSON_SHARES = ("tpr", "tnr", "apparent_pass_rate", "labeled_acceptable_rate")
 #: The kinds of labels after the switch left out of TPR/TNR (``left_out_<kind>`` columns).
 LEFT_OUT_KINDS = ("audits", "escalations", "undrawn")
 
@@ -89,10 +101,22 @@ def corrected_pass_rate(
     pass rate as the draw chose them). Until 2026-12 audit labels counted
     unweighted beside the reviews, and the drawn checks left the set estimated.
 
-    Assumes the labeled submissions are representative of the unlabeled ones
-    (same step, model, thresholds and kind of work); a drift breaks the
-    correction (after the switch, :mod:`calibrate.analysis.monitor` tests the
-    check on its audits, weighted).
+    The correction assumes TPR and TNR have not changed since the reviews
+    (same step, model, thresholds and kind of work); a drift breaks it. So
+    where a stored draw offered every estimated check of a verdict alike (one
+    inclusion probability > 0), those checks are held at the acceptable share
+    among that verdict's audit labels (a random sample of them), and only the
+    checks no draw offered alike at the share the correction implies
+    (``tpr * pi / q`` for a pass, ``(1 - tpr) * pi / (1 - q)`` for a fail)::
+
+        estimate = sum over pass, fail of n_v_audited * audit_share_v
+                   + (n_v - n_v_audited) * implied_v, over n_pass + n_fail
+
+    With no such draw it is the Rogan-Gladen estimate. ``rests_on`` says
+    which checks rest on which labels, and a note names both figures where
+    the implied share lies outside the audits' Wilson interval (the check
+    changed since the reviews). The bootstrap resamples the audits too; no
+    estimate, no interval.
 
     Parameters
     ----------
@@ -120,7 +144,13 @@ def corrected_pass_rate(
     -------
     pandas.DataFrame
         The key columns, then :data:`CORRECTED_COLUMNS`: ``n_labeled`` (the
-        labels ``tpr`` and ``tnr`` are measured on), the labels after the
+        labels ``tpr`` and ``tnr`` are measured on, reviews with a pass or fail
+        verdict: ``n_acceptable`` + ``n_not_acceptable``; the reviewed unsure or
+        error verdicts are ``n_labeled_undecided``), each share of
+        :data:`WILSON_SHARES` with its Wilson ``_low``/``_high``, per verdict the
+        checks a draw offered alike (``n_<v>_offered``), their audit labels
+        (``audit_<v>_n``, ``audit_<v>_acceptable``) and whether the estimate
+        uses them (``audit_<v>_used``), ``rests_on`` in words, the labels after the
         switch left out of them (``left_out_audits``: audit-draw labels;
         ``left_out_escalations``: decided unsure or error verdicts;
         ``left_out_undrawn``: decisions on enforced pass or fail checks no
@@ -158,7 +188,7 @@ def corrected_pass_rate(
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     require_columns(submissions, by, analysis="corrected")
     label = submissions["label"].astype("boolean")
-    # A label after the switch is set aside, its check kept unlabeled (see above).
+    # A label after the switch is set aside from TPR/TNR, its check kept unlabeled (see above).
     after = after_switch_labels(submissions)
     labeled = label.notna().to_numpy() & ~after
     acc = label.fillna(False).to_numpy(dtype=bool)
@@ -169,6 +199,11 @@ def corrected_pass_rate(
     failed = (verdict == "fail").fillna(False).to_numpy(dtype=bool)
     decided = passed | failed
     audits, other = _after_switch_kinds(submissions, after)
+    # The checks a draw offered (inclusion probability > 0) among those estimated, and
+    # the audit labels on them: a sample of that verdict's checks when all were offered alike.
+    pi = _inclusion_p(submissions)
+    offered = unlabeled & decided & (pi > 0)
+    sampled = offered & audits
     values = pd.DataFrame(
         {
             "left_out_audits": audits.astype(np.int64),
@@ -178,57 +213,254 @@ def corrected_pass_rate(
             "fn": (labeled & acc & failed).astype(np.int64),
             "fp": (labeled & ~acc & passed).astype(np.int64),
             "tn": (labeled & ~acc & failed).astype(np.int64),
-            "n_lab_all": labeled.astype(np.int64),
-            "n_acc_all": (labeled & acc).astype(np.int64),
+            "n_labeled_undecided": (labeled & ~decided).astype(np.int64),
             "n_unlabeled": unlabeled.astype(np.int64),
             "n_unlabeled_decided": (unlabeled & decided).astype(np.int64),
             "u_pass": (unlabeled & passed).astype(np.int64),
+            **{
+                col: (mask & rows).astype(np.int64)
+                for v, rows in (("pass", passed), ("fail", failed))
+                for col, mask in (
+                    (f"n_{v}_offered", offered),
+                    (f"audit_{v}_n", sampled),
+                    (f"audit_{v}_acceptable", sampled & acc),
+                )
+            },
         },
         index=submissions.index,
     )
-    out = group_sums(key_frame(submissions, keys), values)
+    key_df = key_frame(submissions, keys)
+    out = group_sums(key_df, values)
     tp, fn, fp, tn = (out[c].to_numpy(dtype=float) for c in ("tp", "fn", "fp", "tn"))
     n_all = out["n_unlabeled"].to_numpy(dtype=float)
     n_unl = out["n_unlabeled_decided"].to_numpy(dtype=float)
     u_pass = out["u_pass"].to_numpy(dtype=float)
-    n_lab = out["n_lab_all"].to_numpy(dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpr = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
-        tnr = np.where(fp + tn > 0, tn / (fp + tn), np.nan)
-        q = np.where(n_unl > 0, u_pass / n_unl, np.nan)
-        out["labeled_acceptable_rate"] = np.where(
-            n_lab > 0, out["n_acc_all"].to_numpy(dtype=float) / n_lab, np.nan
+    out["n_acceptable"] = (tp + fn).astype(np.int64)
+    out["n_not_acceptable"] = (fp + tn).astype(np.int64)
+    out["n_labeled"] = (tp + fn + fp + tn).astype(np.int64)
+    for name, k, n in (
+        ("tpr", tp, tp + fn),
+        ("tnr", tn, fp + tn),
+        ("apparent_pass_rate", u_pass, n_unl),
+        ("labeled_acceptable_rate", tp + fn, tp + fn + fp + tn),
+    ):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[name] = np.where(n > 0, k / n, np.nan)
+        out[f"{name}_low"], out[f"{name}_high"] = wilson_interval(k, n, confidence=confidence)
+    tpr, tnr, q = (out[c].to_numpy(dtype=float) for c in ("tpr", "tnr", "apparent_pass_rate"))
+    # A verdict's audits stand for its offered checks when one probability offered them all.
+    alike = _one_probability(key_df, pi, offered, passed, failed)
+    audit = {}
+    for v in ("pass", "fail"):
+        m = out[f"audit_{v}_n"].to_numpy(dtype=float)
+        use = alike[v] & (m > 0)
+        out[f"n_{v}_offered"] = np.where(use, out[f"n_{v}_offered"], 0)
+        audit[v] = (
+            out[f"audit_{v}_acceptable"].to_numpy(dtype=float),
+            m,
+            out[f"n_{v}_offered"].to_numpy(dtype=float),
         )
-    out["n_labeled"] = n_lab.astype(np.int64)
-    out["apparent_pass_rate"] = q
-    out["tpr"] = tpr
-    out["tnr"] = tnr
-    out["estimate"] = rogan_gladen(q, tpr, tnr)
+        out[f"audit_{v}_used"] = use
+    n_pass = u_pass
+    n_fail = n_unl - u_pass
+    point = _combined(q, tpr, tnr, audit, n_pass, n_fail)
+    out["estimate"] = point
     raw = rogan_gladen(q, tpr, tnr, clip=False)
     rng = np.random.default_rng(seed)
     lows, highs, notes = [], [], []
     for i in range(len(out)):
-        lo, hi = _rg_bootstrap(
-            tp[i], fn[i], fp[i], tn[i], u_pass[i], n_unl[i], rng, n_boot, confidence
-        )
-        lows.append(lo)
-        highs.append(hi)
+        lo, hi = (np.nan, np.nan)
+        if np.isfinite(point[i]):
+            lo, hi = _bootstrap(
+                (tp[i], fn[i], fp[i], tn[i]),
+                {v: tuple(x[i] for x in audit[v]) for v in audit},
+                u_pass[i], n_unl[i], rng, n_boot, confidence,
+            )  # fmt: skip
+        needs_rg = (n_pass[i] > audit["pass"][2][i]) or (n_fail[i] > audit["fail"][2][i])
         note = _rg_note(
-            tp[i] + fn[i], fp[i] + tn[i], n_unl[i], n_all[i], tpr[i], tnr[i], raw[i], min_n
+            tp[i] + fn[i], fp[i] + tn[i], n_unl[i], n_all[i], tpr[i], tnr[i], raw[i], min_n,
+            needs_rg=needs_rg,
+        )  # fmt: skip
+        note = "; ".join(
+            filter(None, [note, _audit_note(out.iloc[i], q[i], tpr[i], raw[i], confidence)])
         )
         if np.isfinite(lo) and lo == hi:
-            lows[-1] = highs[-1] = np.nan
+            lo = hi = np.nan
             note = "; ".join(
                 filter(None, [note, "no interval: every resample gave the same estimate"])
             )
+        lows.append(lo)
+        highs.append(hi)
         notes.append(note)
     out["low"] = np.asarray(lows, dtype=float)
     out["high"] = np.asarray(highs, dtype=float)
+    out["rests_on"] = [_rests_on(out.iloc[i]) for i in range(len(out))]
     out["n_boot"] = n_boot
     out["note"] = pd.Series(notes, index=out.index, dtype="string")
     out = out[[*keys, *CORRECTED_COLUMNS]]
-    out.attrs["interval_method"] = f"percentile bootstrap {confidence:.0%}, {n_boot} resamples"
+    out.attrs["interval_method"] = (
+        f"percentile bootstrap {confidence:.0%}, {n_boot} resamples; "
+        f"TPR, TNR and shares: Wilson score {confidence:.0%}"
+    )
     return out
+
+
+def _inclusion_p(submissions: pd.DataFrame) -> np.ndarray:
+    """Per row, the probability a stored draw offered the check (0 where none considered it)."""
+    if "inclusion_p" not in submissions.columns:
+        return np.zeros(len(submissions))
+    pi = pd.to_numeric(submissions["inclusion_p"], errors="coerce").to_numpy(dtype=float)
+    if "advisory" in submissions.columns:
+        # A reviewed check is no draw's: its label is the reviews'.
+        advisory = submissions["advisory"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        pi = np.where(advisory, np.nan, pi)
+    return np.nan_to_num(pi, nan=0.0)
+
+
+def _one_probability(
+    key_df: pd.DataFrame,
+    pi: np.ndarray,
+    offered: np.ndarray,
+    passed: np.ndarray,
+    failed: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """Per group and verdict: every offered check of that verdict at one inclusion probability.
+
+    As in :func:`calibrate.analysis.agreement.agreement`, the design decides, not the sample:
+    a ``--by-band`` draw offers one verdict at several probabilities, so its unweighted labels
+    stand for no verdict's checks.
+    """
+    out = {}
+    for v, rows in (("pass", passed), ("fail", failed)):
+        frame = key_df.assign(__pi=np.where(offered & rows, pi, np.nan))
+        if not len(key_df.columns):
+            col = frame["__pi"]
+            out[v] = np.array([not (col.max() - col.min() > 1e-12)])
+            continue
+        g = frame.groupby(list(key_df.columns), dropna=False, sort=True)["__pi"]
+        width = (g.max() - g.min()).fillna(0).to_numpy(dtype=float)
+        out[v] = width <= 1e-12
+    return out
+
+
+def _combined(
+    q: np.ndarray,
+    tpr: np.ndarray,
+    tnr: np.ndarray,
+    audit: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+    n_pass: np.ndarray,
+    n_fail: np.ndarray,
+) -> np.ndarray:
+    """The acceptable share of the decided set: each verdict's checks at P(acceptable | verdict).
+
+    For the checks a draw offered alike, the audits' share; for the others (none offered,
+    or after or before the draws), the share the reviews' correction implies,
+    ``tpr * pi / q`` for a pass and ``(1 - tpr) * pi / (1 - q)`` for a fail (Rogan-Gladen
+    ``pi``). With no audits it is the Rogan-Gladen estimate itself. Vectorised.
+    """
+    pi = rogan_gladen(q, tpr, tnr)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        implied = {
+            "pass": np.clip(tpr * pi / q, 0, 1),
+            "fail": np.clip((1 - tpr) * pi / (1 - q), 0, 1),
+        }
+        total = np.zeros_like(np.asarray(q, dtype=float))
+        for v, n_v in (("pass", n_pass), ("fail", n_fail)):
+            k, m, n_off = audit[v]
+            rest = n_v - n_off
+            part = np.where(n_off > 0, n_off * k / np.where(m > 0, m, 1), 0.0)
+            part = part + np.where(rest > 0, rest * implied[v], 0.0)
+            total = total + part
+        n = n_pass + n_fail
+        return np.where(n > 0, total / n, np.nan)
+
+
+def _bootstrap(
+    cells: tuple[float, float, float, float],
+    audit: dict[str, tuple[float, float, float]],
+    u_pass: float,
+    n_unl: float,
+    rng: np.random.Generator,
+    n_boot: int,
+    confidence: float,
+) -> tuple[float, float]:
+    """Percentile interval of :func:`_combined`, resampling the reviews, the audits and ``q``.
+
+    A resample whose correction is undefined (``tpr + tnr <= 1``) where the estimate needs it
+    gives none; fewer than half giving one leaves no interval.
+    """
+    nan = (float("nan"), float("nan"))
+    tp, fn, fp, tn = cells
+    n_lab = tp + fn + fp + tn
+    if n_lab > 0:
+        b_cells = rng.multinomial(int(n_lab), np.array(cells) / n_lab, size=n_boot)
+        b_tp, b_fn, b_fp, b_tn = b_cells.T.astype(float)
+    else:
+        b_tp = b_fn = b_fp = b_tn = np.zeros(n_boot)
+    b_pass = rng.binomial(int(n_unl), u_pass / n_unl, size=n_boot).astype(float)
+    b_audit = {}
+    for v, (k, m, n_off) in audit.items():
+        b_k = rng.binomial(int(m), k / m, size=n_boot) if m > 0 else np.zeros(n_boot)
+        b_audit[v] = (b_k.astype(float), np.full(n_boot, m), np.full(n_boot, n_off))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b_tpr = b_tp / (b_tp + b_fn)
+        b_tnr = b_tn / (b_fp + b_tn)
+    # The verdict counts resample with q; the offered checks of each stay as the design made
+    # them (capped by the resampled count).
+    n_pass, n_fail = b_pass, n_unl - b_pass
+    for v, n_v in (("pass", n_pass), ("fail", n_fail)):
+        k, m, n_off = b_audit[v]
+        b_audit[v] = (k, m, np.minimum(n_off, n_v))
+    est = _combined(b_pass / n_unl, b_tpr, b_tnr, b_audit, n_pass, n_fail)
+    finite = est[np.isfinite(est)]
+    if finite.size < n_boot / 2:
+        return nan
+    a = (1 - confidence) / 2
+    low, high = np.quantile(finite, [a, 1 - a])
+    return float(low), float(high)
+
+
+def _audit_note(row: pd.Series, q: float, tpr: float, raw: float, confidence: float) -> str:
+    """Where the audits of a verdict contradict the share the reviews' correction implies.
+
+    The correction assumes TPR and TNR have not changed since the reviews; an audit draw
+    tests that for the verdict it offered: the implied share outside the audits' Wilson
+    interval says the check changed, and the estimate then rests on the audits there.
+    """
+    parts = []
+    pi = min(max(raw, 0.0), 1.0) if np.isfinite(raw) else np.nan
+    for v, many in (("pass", "passes"), ("fail", "fails")):
+        if not row[f"audit_{v}_used"]:
+            continue
+        k, m = int(row[f"audit_{v}_acceptable"]), int(row[f"audit_{v}_n"])
+        implied = tpr * pi / q if v == "pass" else (1 - tpr) * pi / (1 - q)
+        if not np.isfinite(implied):
+            continue
+        implied = min(max(implied, 0.0), 1.0)
+        low, high = wilson_interval(k, m, confidence=confidence)
+        if not low <= implied <= high:
+            parts.append(
+                f"the audits of {many} read {Rate(k, m).text()} acceptable, the reviews' "
+                f"correction implies {implied:.1%}: the check changed since the reviews, so "
+                f"the audited {many} rest on the audits, not on TPR/TNR"
+            )
+    return "; ".join(parts)
+
+
+def _rests_on(row: pd.Series) -> str:
+    """Which labels the estimate rests on, per verdict, in words."""
+    parts = []
+    for v, many in (("pass", "passes"), ("fail", "fails")):
+        n_v = row["u_pass"] if v == "pass" else row["n_unlabeled_decided"] - row["u_pass"]
+        n_off = int(row[f"n_{v}_offered"]) if row[f"audit_{v}_used"] else 0
+        if n_off:
+            parts.append(
+                f"{n_off} {many} on {int(row[f'audit_{v}_n'])} audit labels (a draw offered "
+                "them alike)"
+            )
+        if n_v - n_off > 0:
+            parts.append(f"{int(n_v - n_off)} {many} on the reviews' TPR/TNR")
+    return "; ".join(parts)
 
 
 def _after_switch_kinds(
@@ -251,36 +483,6 @@ def _after_switch_kinds(
     return after & audited & ~other, other
 
 
-def _rg_bootstrap(
-    tp: float,
-    fn: float,
-    fp: float,
-    tn: float,
-    u_pass: float,
-    n_unl: float,
-    rng: np.random.Generator,
-    n_boot: int,
-    confidence: float,
-) -> tuple[float, float]:
-    nan = (float("nan"), float("nan"))
-    n_lab = tp + fn + fp + tn
-    if n_lab == 0 or n_unl == 0 or tp + fn == 0 or fp + tn == 0:
-        return nan
-    cells = rng.multinomial(int(n_lab), np.array([tp, fn, fp, tn]) / n_lab, size=n_boot)
-    b_tp, b_fn, b_fp, b_tn = cells.T.astype(float)
-    b_q = rng.binomial(int(n_unl), u_pass / n_unl, size=n_boot) / n_unl
-    with np.errstate(invalid="ignore", divide="ignore"):
-        b_tpr = b_tp / (b_tp + b_fn)
-        b_tnr = b_tn / (b_fp + b_tn)
-    est = rogan_gladen(b_q, b_tpr, b_tnr)
-    finite = est[np.isfinite(est)]
-    if finite.size < n_boot / 2:
-        return nan
-    a = (1 - confidence) / 2
-    low, high = np.quantile(finite, [a, 1 - a])
-    return float(low), float(high)
-
-
 def _rg_note(
     n_acc: float,
     n_not: float,
@@ -290,6 +492,8 @@ def _rg_note(
     tnr: float,
     raw: float,
     min_n: int,
+    *,
+    needs_rg: bool = True,
 ) -> str:
     if n_all == 0:
         return "no unlabeled submissions"
@@ -298,11 +502,20 @@ def _rg_note(
             f"no estimate: none of the {n_all:.0f} unlabeled submissions has a pass or fail "
             "verdict (unsure ones go to a person)"
         )
+    if not needs_rg:
+        # Every decided check rests on audits a draw offered alike: no TPR/TNR needed.
+        return "" if n_unl >= min_n else f"too few unlabeled pass or fail verdicts (n<{min_n})"
     if n_acc == 0 or n_not == 0:
         which = "acceptable" if n_acc == 0 else "not-acceptable"
-        return f"no labeled {which} submissions with a pass or fail verdict: TPR/TNR unknown"
+        return (
+            f"no labeled {which} submissions with a pass or fail verdict: TPR/TNR unknown; "
+            "no estimate, so no interval"
+        )
     if tpr + tnr <= 1:
-        return "TPR + TNR <= 1: the check does not tell acceptable from not; no correction"
+        return (
+            "TPR + TNR <= 1: the check does not tell acceptable from not; no correction, so "
+            "no estimate and no interval"
+        )
     parts = []
     if min(n_acc, n_not) < min_n:
         parts.append(f"too few labels (fewer than {min_n} acceptable or not acceptable)")
@@ -322,15 +535,33 @@ def corrected_records(df: pd.DataFrame) -> list[dict]:
     """The rows of :func:`corrected_pass_rate` as JSON-ready dicts.
 
     Each has the keys, the columns of :data:`CORRECTED_COLUMNS` with ``low``
-    and ``high`` folded into ``ci`` and the ``left_out_<kind>`` counts into
-    ``left_out`` (``{"audits": ..., "escalations": ..., "undrawn": ...}``), and
-    ``interval_method``.
+    and ``high`` folded into ``ci``, each share's of :data:`WILSON_SHARES`
+    into ``<name>_ci``, the ``left_out_<kind>`` counts into ``left_out``
+    (``{"audits": ..., "escalations": ..., "undrawn": ...}``), the audit
+    columns into ``audits`` (per verdict: ``used``, ``n_offered`` and the
+    audit labels' ``k`` acceptable of ``n`` with ``rate`` and Wilson ``ci``),
+    and ``interval_method``.
     """
     records = []
-    folded = ("low", "high", "note", *(f"left_out_{k}" for k in LEFT_OUT_KINDS))
+    audit_cols = [f"{c}_{v}_{x}" for v in ("pass", "fail") for c, x in (
+        ("n", "offered"), ("audit", "n"), ("audit", "acceptable"), ("audit", "used"))]  # fmt: skip
+    folded = (
+        "low", "high", "note", *(f"left_out_{k}" for k in LEFT_OUT_KINDS),
+        *(f"{n}_{b}" for n in WILSON_SHARES for b in ("low", "high")), *audit_cols,
+    )  # fmt: skip
     for row in df.to_dict("records"):
         rec = {k: _plain(v) for k, v in row.items() if k not in folded}
         rec["left_out"] = {k: int(row[f"left_out_{k}"]) for k in LEFT_OUT_KINDS}
+        for name in WILSON_SHARES:
+            rec[f"{name}_ci"] = [_plain(row[f"{name}_low"]), _plain(row[f"{name}_high"])]
+        rec["audits"] = {
+            v: {
+                "used": bool(row[f"audit_{v}_used"]),
+                "n_offered": int(row[f"n_{v}_offered"]),
+                **Rate(int(row[f"audit_{v}_acceptable"]), int(row[f"audit_{v}_n"])).to_dict(),
+            }
+            for v in ("pass", "fail")
+        }
         rec["ci"] = [_plain(row["low"]), _plain(row["high"])]
         rec["note"] = _plain(row["note"]) or ""
         rec["interval_method"] = df.attrs.get("interval_method", "percentile bootstrap")

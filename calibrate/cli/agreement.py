@@ -152,6 +152,8 @@ def agreement_command(
         # view as pandas objects took 1.9 GiB at a million runs.
         try:
             need = lib.input_columns(keys, analysis=analysis)
+            if corrected:
+                need = list(dict.fromkeys([*need, *corrected_lib.EXTRA_COLUMNS]))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         view = "labeled_answers" if analysis == "question" else "labeled"
@@ -362,22 +364,26 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
             est = f"{100 * row['estimate']:.1f}% (no interval)"
         else:
             est = "n/a"
-        q = (
-            "n/a"
-            if row["apparent_pass_rate"] is None
-            else f"{100 * row['apparent_pass_rate']:.1f}%"
+        n_dec = row["n_unlabeled_decided"]
+        out += _wrap(
+            f"{row['n_unlabeled']} unlabeled, {n_dec} of them with a pass or fail verdict: "
+            f"check passes {_share(row, 'apparent_pass_rate', n_dec)} of those; "
+            f"estimated acceptable {est}"
+        )
+        differ = (
+            f" (the report's TPR/TNR also count the {row['n_labeled_undecided']} reviewed "
+            "unsure or error verdicts)"
+            if row["n_labeled_undecided"]
+            else ""
         )
         out += _wrap(
-            f"{row['n_unlabeled']} unlabeled, {row['n_unlabeled_decided']} of them with a pass or "
-            f"fail verdict: check passes {q} of those; estimated acceptable {est}"
+            f"from TPR {_share(row, 'tpr', row['n_acceptable'])}, "
+            f"TNR {_share(row, 'tnr', row['n_not_acceptable'])} among the {row['n_labeled']} "
+            f"reviews with a pass or fail verdict{differ}; acceptable among them "
+            f"{_share(row, 'labeled_acceptable_rate', row['n_labeled'])}"
         )
-        tpr = "n/a" if row["tpr"] is None else f"{100 * row['tpr']:.1f}%"
-        tnr = "n/a" if row["tnr"] is None else f"{100 * row['tnr']:.1f}%"
-        lab = row["labeled_acceptable_rate"]
-        lab_s = "n/a" if lab is None else f"{100 * lab:.1f}%"
-        out += _wrap(
-            f"from TPR {tpr}, TNR {tnr} on {row['n_labeled']} labeled (acceptable {lab_s})"
-        )
+        if row["rests_on"]:
+            out += _wrap(f"rests on: {row['rests_on']}")
         left = {k: row[f"left_out_{k}"] for k in corrected_lib.LEFT_OUT_KINDS}
         if sum(left.values()):
             out += _wrap(f"({left_out_parts(left)} after the switch left out of TPR/TNR)")
@@ -385,15 +391,27 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
             out += _wrap(f"note: {strip_control(row['note'])}")
         out.append("")
     foot = (
-        "Rogan-Gladen on the pass and fail verdicts (unsure ones go to a person, so they are "
-        "left out): (pass rate + TNR - 1) / (TPR + TNR - 1), clipped to [0, 1]; TPR and TNR "
-        "from the reviews of every verdict (advisory: true), never from labels after the "
-        "switch, whose checks count as unlabeled; assumes the "
-        "labeled submissions are like the unlabeled ones. "
-        f"Interval: {attrs.get('interval_method', 'percentile bootstrap')}, resampling both sets."
+        "Estimated over the pass and fail verdicts (unsure ones go to a person, so they are "
+        "left out): each verdict's checks at their acceptable share. Where an audit draw "
+        "offered a verdict's checks alike (one inclusion probability), the share among its "
+        "audit labels; elsewhere the share Rogan-Gladen implies, (pass rate + TNR - 1) / "
+        "(TPR + TNR - 1) clipped to [0, 1], with TPR and TNR among the reviews with a pass or "
+        "fail verdict (advisory: true), never labels after the switch: that part assumes "
+        "the check has not changed since the reviews. "
+        f"Interval: {attrs.get('interval_method', 'percentile bootstrap')}; the bootstrap "
+        "resamples the reviews, the audits and the verdicts."
     )
     out += _wrap(foot, indent="")
     return out
+
+
+def _share(row: dict[str, Any], col: str, n: int) -> str:
+    """A share of a corrected row with its count and Wilson interval."""
+    if not n or row[col] is None:
+        return "n/a (n=0)"
+    k = round(row[col] * n)  # the share is k / n exactly
+    low, high = row[f"{col}_low"], row[f"{col}_high"]
+    return f"{row[col]:.1%} ({k} of {n}; 95% CI {low:.1%}–{high:.1%})"
 
 
 def left_out_parts(n: dict[str, int]) -> str:
