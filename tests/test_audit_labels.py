@@ -169,17 +169,19 @@ def test_certification_leaves_audit_labels_out_unless_every_decision_is_kept(tmp
     assert not any("never fails" in n for n in kept.notes)  # nothing is suggested to say it of
 
 
-def test_readiness_on_labels_the_enforced_check_selected_is_never_ready(tmp_path, export):
+def test_readiness_of_an_enforced_step_sets_aside_with_escalations(tmp_path, export):
     from calibrate.analysis import readiness as rd
     from calibrate.dataset import Filters
 
     con, _ = reviewed_draw(tmp_path, export)
     report = rd.assess_store(con, Filters(**STEP, escalations=True), store="s", n_boot=20)
+    plain = rd.assess_store(con, Filters(**STEP), store="s", n_boot=20)
+    # The step is enforced: the flag is set aside, its verdict the default's (outside review D6).
+    (step,), (default,) = report.steps, plain.steps
+    assert step.enforcement is not None and step.thresholds.status != "selected_sample"
+    assert (step.decision, step.reasons) == (default.decision, default.reasons)
+    assert any("--with-escalations does not apply" in n for n in report.notes)
     con.close()
-    (step,) = report.steps
-    assert step.thresholds.status == "selected_sample" and step.decision != "READY"
-    assert step.needed_labels is None
-    assert any("--with-escalations" in r for r in step.reasons)
 
 
 def test_a_date_alone_on_the_draws_day_is_an_audit_and_an_earlier_one_is_named(tmp_path, export):

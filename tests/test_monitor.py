@@ -333,3 +333,37 @@ def test_no_audits_gives_one_advice_the_rate_it_names(per_week):
         assert "a person reviews every pass" in step.action
     # Before the switch the plan still weighs pre-screening against a longer window.
     assert "pre-screening" in plan.text()
+
+
+def test_a_weighted_rate_is_named_so_beside_its_counts():
+    """Outside review D5: after a by-band draw (inclusion 0.6 and 0.1) the line read "17 of 131
+    audited (7.1%; ...)", 7.1% the weighted rate while 17/131 is 13.0%. It is now named a
+    weighted rate; after a uniform draw the counts and the rate agree and read as before."""
+    from calibrate.analysis.rate_monitor import rate_monitor
+    from calibrate.report.switch import _rate_line
+
+    n, rng = 400, np.random.default_rng(0)
+    at = pd.date_range("2026-01-01", periods=n, freq="h", tz="UTC")
+
+    def stream(pi):
+        drawn = rng.random(n) < pi
+        ok = np.where(pi == 0.6, rng.random(n) > 0.15, rng.random(n) > 0.01)
+        label = [bool(o) if d else None for d, o in zip(drawn, ok, strict=True)]
+        return pd.DataFrame({"drawn": drawn, "inclusion_p": pi, "label": label,
+                             "decided_at": at, "at": at})  # fmt: skip
+
+    band = rate_monitor(stream(np.where(np.arange(n) % 2 == 0, 0.6, 0.1)), limit=0.05,
+                        delta=0.05, error_label=False)  # fmt: skip
+    assert band.weighted and band.to_dict()["weighted"] is True
+    assert abs(band.rate - band.bad / band.audited) > 0.01
+    line = _rate_line("False passes", band, limit=0.05, delta=0.05)
+    assert line.startswith(
+        f"False passes: weighted rate {band.rate:.1%} ({band.bad} of {band.audited} audited, "
+        "weighted by 1/inclusion_p; 95% confidence sequence"
+    )
+    assert f"{band.bad} of {band.audited} audited ({band.rate:.1%}" not in line
+    uniform = rate_monitor(stream(np.full(n, 0.5)), limit=0.05, delta=0.05, error_label=False)
+    assert not uniform.weighted and uniform.rate == pytest.approx(uniform.bad / uniform.audited)
+    line = _rate_line("False passes", uniform, limit=0.05, delta=0.05)
+    assert f"{uniform.bad} of {uniform.audited} audited (rate {uniform.rate:.1%};" in line
+    assert "weighted" not in line

@@ -455,12 +455,68 @@ def test_a_share_short_of_the_coverage_says_its_interval(shifted, tmp_path):
     assert below.endswith("below the 50% required")
 
 
-def test_todays_row_with_every_decision_kept_is_over_the_reviews(shifted, tmp_path):
+@pytest.fixture(scope="module")
+def returned(shifted, tmp_path_factory):
+    """Set-up S with the step put back to ``advisory: true`` by a later process file: the labels
+    after the switch stay in the store, and --with-escalations applies to the step again."""
+    import shutil
+    from pathlib import Path
+
+    root = tmp_path_factory.mktemp("returned")
+    db = str(root / "s.duckdb")
+    shutil.copy(shifted, db)
+    yaml = (Path(shifted).parent / "exp" / "process-invoice-matching-v2.yaml").read_text("utf-8")
+    back = yaml.replace("advisory: false", "advisory: true").replace("version: 2", "version: 3")
+    (root / "process-invoice-matching-v3.yaml").write_text(back, encoding="utf-8")
+    ingest = ["ingest", "--db", db, "-q", str(root / "process-invoice-matching-v3.yaml")]
+    assert runner.invoke(app, ingest).exit_code == 0
+    return db
+
+
+def test_todays_row_with_every_decision_kept_is_over_the_reviews(returned, tmp_path):
     """With --with-escalations, today's shares are over the reviews (as without it), and the
     report says so under the row (black-box run: 1366 labels pooled, a figure of nothing)."""
-    md, doc = _report(shifted, tmp_path / "kept", "--with-escalations")
-    _, default = _report(shifted, tmp_path / "default")
+    md, doc = _report(returned, tmp_path / "kept", "--with-escalations")
+    _, default = _report(returned, tmp_path / "default")
     kept, plain = _step(doc), _step(default)
+    assert kept["enforced"] is None and kept["status"] == "selected_sample"
+    assert kept["decision"] != "READY" and kept["needed_labels"] is None
     assert kept["current"]["n"] == plain["current"]["n"] < kept["n_labeled"]
     assert kept["current"]["auto_pass"] == plain["current"]["auto_pass"]
     assert f"Today's row: today's figures over the {plain['current']['n']} reviews" in md
+
+
+def test_every_observed_rate_with_every_decision_kept_is_over_the_reviews(returned, tmp_path):
+    """Outside review D2: with --with-escalations the criteria read "observed false passes under
+    today's thresholds: 6.3% (74 of 1179)", reviews pooled with a 50% pass-only draw and
+    escalations, while report.json's today's figures said 26 of 745; so did the per-question
+    table (and a row over the 24 escalations alone) and the automation-bias line. Every observed
+    rate is now over the reviews of every verdict, as today's row, and says so."""
+    md, doc = _report(returned, tmp_path / "kept", "--with-escalations")
+    _, default = _report(returned, tmp_path / "default")
+    kept, plain = _step(doc), _step(default)
+    cur = kept["current"]
+    fp = next(c for c in kept["criteria"] if c["name"] == "false_pass_upper")
+    assert f"({cur['k_false_pass']} of {cur['n_pass']};" in fp["detail"]
+    assert f"over the {cur['n']} reviews of every verdict" in fp["detail"]
+    assert kept["observed"]["current"] == plain["observed"]["current"]
+    assert kept["drivers"] == plain["drivers"]  # the per-question table
+    assert kept["automation_bias"] == plain["automation_bias"]
+    # The coverage cell: no best share over the pooled labels beside today's over the reviews.
+    cov = next(c for c in kept["criteria"] if c["name"] == "coverage")
+    assert f"of the {kept['n_labeled']} labeled" not in cov["detail"]
+    assert "every observed rate" in md and "over the reviews of every verdict" in md
+
+
+def test_an_enforced_steps_verdict_does_not_depend_on_with_escalations(stable, tmp_path):
+    """Outside review D6: on a stable enforced step, adding --with-escalations turned KEEP
+    ENFORCED into RETURN TO ADVISORY, resting on labels that estimate nothing. The flag is set
+    aside for an enforced step, and the report says so."""
+    md, doc = _report(stable, tmp_path / "kept", "--with-escalations")
+    _, default = _report(stable, tmp_path / "default")
+    kept, plain = _step(doc), _step(default)
+    assert plain["headline"] == "KEEP_ENFORCED"
+    for key in ("headline", "decision", "reasons", "criteria", "current", "status"):
+        assert kept[key] == plain[key], key
+    assert any("enforced, so --with-escalations does not apply to it" in n for n in doc["notes"])
+    assert "enforced, so" in md

@@ -76,13 +76,12 @@ def audited_text(monitor: StepMonitor, *, delta: float) -> str:
     fp = monitor.false_pass
     if not fp.audited or fp.rate is None or fp.lower is None or fp.upper is None:
         return ""
-    text = (
-        f"{fp.bad} of {fp.audited} audited passes not acceptable (rate {fp.rate:.3f}, "
-        f"{1 - delta:.0%} confidence sequence {fp.lower:.3f}–{fp.upper:.3f}"
+    detail = f"{1 - delta:.0%} confidence sequence {fp.lower:.3f}–{fp.upper:.3f}, " + (
+        f"within α = {fp.limit:g}"
+        if fp.upper <= fp.limit
+        else f"reaching above α = {fp.limit:g}: no alarm does not show the rate within it"
     )
-    if fp.upper <= fp.limit:
-        return text + f", within α = {fp.limit:g})"
-    return text + f", reaching above α = {fp.limit:g}: no alarm does not show the rate within it)"
+    return fp.rate_text("audited passes not acceptable", ".3f", detail)
 
 
 def enforced_pattern(

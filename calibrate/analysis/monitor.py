@@ -214,9 +214,12 @@ def monitor_step(
     rate_alarms: list[str] = []
     if fp.alarm:
         rate_alarms.append(
-            f"false passes: {crossing(fp, delta)}; {fp.bad} of {fp.audited} audited passes not "
-            f"acceptable (rate {fp.rate:.3f}, {1 - delta:.0%} confidence sequence "
-            f"{fp.lower:.3f}–{fp.upper:.3f})"
+            f"false passes: {crossing(fp, delta)}; "
+            + fp.rate_text(
+                "audited passes not acceptable",
+                ".3f",
+                f"{1 - delta:.0%} confidence sequence {fp.lower:.3f}–{fp.upper:.3f}",
+            )  # fmt: skip
             + (f"; {note}" if (note := fp.interval_note()) else "")
         )
     if ff is not None and ff.alarm:

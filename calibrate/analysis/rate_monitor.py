@@ -61,6 +61,10 @@ class RateMonitor:
         Per draw with pending checks: ``draw_id``, ``drawn_at``, ``pending`` and
         ``decided_before_draw`` (those of them whose only decisions are dated
         before the draw: recorded, but no audits).
+    weighted : bool
+        The decided audits were drawn with unequal inclusion probabilities (a by-band
+        draw, or draws at different rates): ``rate`` is then weighted by
+        ``1/inclusion_p`` and differs from ``bad / audited``.
     """
 
     audited: int
@@ -79,10 +83,25 @@ class RateMonitor:
     e_value_peak: float = 1.0
     waiting: int = 0
     pending_draws: tuple[dict[str, Any], ...] = ()
+    weighted: bool = False
 
     @property
     def alarm(self) -> bool:
         return self.alarm_at is not None
+
+    def rate_text(self, what: str, fmt: str, detail: str) -> str:
+        """The rate beside its counts, named weighted where ``bad / audited`` is not the rate.
+
+        ``"17 of 131 audited (rate 13.0%; <detail>)"`` after draws that offered every check
+        alike; ``"weighted rate 7.1% (17 of 131 audited, weighted by 1/inclusion_p; <detail>)"``
+        after ones that did not (outside review: "17 of 131 audited (7.1%)" read as 17/131).
+        """
+        if self.weighted:
+            return (
+                f"weighted rate {self.rate:{fmt}} ({self.bad} of {self.audited} {what}, "
+                f"weighted by 1/inclusion_p; {detail})"
+            )
+        return f"{self.bad} of {self.audited} {what} (rate {self.rate:{fmt}}; {detail})"
 
     def interval_note(self) -> str | None:
         """How the alarm and the confidence sequence read together when they seem to disagree.
@@ -133,6 +152,7 @@ class RateMonitor:
                 for d in self.pending_draws
             ],
             "conflicts": self.conflicts, "decisions_before_draw": self.before_draw,
+            "weighted": self.weighted,
             "note": self.interval_note(),
         }  # fmt: skip
 
@@ -210,6 +230,7 @@ def rate_monitor(
         alarm_at=alarm_at, limit=limit, path=path, **bookkeeping,
         e_value_at_alarm=float(np.exp(log_k[first])) if first >= 0 else None,
         e_value_peak=float(np.exp(max(0.0, log_k.max()))),
+        weighted=bool(np.ptp(pi[drawn]) > 1e-12),
     )  # fmt: skip
 
 

@@ -228,15 +228,36 @@ def assess_store(
     steps: list[StepReadiness] = []
     notes: list[str] = []
     for inp in read_step_inputs(con, filters):
+        name = step_name(inp.process, inp.step, sep="/")
+        enforcement = _enforcement(since, advisory, inp)
+        # The verdict on a check in force rests on the reviews of every verdict and the monitor:
+        # labels the enforced check itself selected or drew (--with-escalations) would turn a
+        # stable step's KEEP ENFORCED into RETURN TO ADVISORY on a sample that estimates nothing
+        # (outside review D6). There the flag is set aside, and said so.
+        keep = filters.escalations and enforcement is None
+        if filters.escalations and not keep:
+            notes.append(
+                f"{name}: enforced, so --with-escalations does not apply to it: its verdict and "
+                "figures rest on the reviews of every verdict (advisory: true), as without the "
+                "flag; the labels after the switch are the monitor's (Since the switch)"
+            )
         tv = search_thresholds(inp.subs_current, inp.answers_current, questions=inp.questions,
                                options=opts, limits=inp.limits,
-                               keep_after_switch=filters.escalations)  # fmt: skip
+                               keep_after_switch=keep)  # fmt: skip
+        if tv.status == "selected_sample":
+            notes.append(
+                f"{name}: the labels after the switch kept by --with-escalations feed the "
+                "threshold search alone; every observed rate (the criteria, today's row, the "
+                "per-question table, approvers, automation bias) is over the reviews of every "
+                "verdict (advisory: true): the enforced check selected or drew the others, and a "
+                "rate over them estimates nothing"
+            )
         calib = (
             calibrate_answers(
                 inp.answers_current,
                 n_boot=n_boot,
                 settings=settings,
-                after_switch="keep" if filters.escalations else "leave_out",
+                after_switch="keep" if keep else "leave_out",
             )
             if inp.answers_current["label"].notna().any()
             else []
@@ -250,8 +271,8 @@ def assess_store(
                 options=opts,
                 has_approve_step=inp.has_approve_step,
                 calibration=calib,
-                enforcement=_enforcement(since, advisory, inp),
-                keep_after_switch=filters.escalations,
+                enforcement=enforcement,
+                keep_after_switch=keep,
                 limits=inp.limits,
             )  # fmt: skip
         )
@@ -264,7 +285,7 @@ def assess_store(
         searched = getattr(tv.raw, "left_out", None)
         steps[-1].left_out["audits_after_switch"] = int((searched or {}).get("audits", 0))
         # One entry a note: a note may hold "; ", so joined ones could not be split apart.
-        notes += [f"{step_name(inp.process, inp.step, sep='/')}: {n}" for n in tv.notes]
+        notes += [f"{name}: {n}" for n in tv.notes]
     if filters.since is not None and since.steps:
         notes.append(
             "Since the switch: the monitor's tests, status and counts run over every audit "

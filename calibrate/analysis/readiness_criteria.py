@@ -38,6 +38,7 @@ def step_criteria(
     ff_upper: float | None, coverage: float | None, drift: Drift, change: ModelChange,
     error: Rate, truncation: Rate, poor: bool, plenty: bool, point: dict[str, Any] | None,
     certified: bool = True, best_cov: float | None = None, cov_n: int = 0, best_n: int = 0,
+    over: str = "",
     never_fails: bool = False,
 ) -> list[Criterion]:  # fmt: skip
     """Every criterion of one step's decision, each value against its limit.
@@ -79,6 +80,9 @@ def step_criteria(
         rates within the limits, quoted when given.
     cov_n, best_n : int
         The labeled checks ``coverage`` and ``best_cov`` are shares of.
+    over : str, default=""
+        Which labels the observed rates are over, when some the search read were left out
+        of them (``--with-escalations``); said beside each.
     never_fails : bool, default=False
         The certified check never fails: no false-fail rate to bound.
 
@@ -104,14 +108,14 @@ def step_criteria(
             "false_pass_upper", fp_upper if certified else None, opts.alpha,
             certified and fp_upper is not None and fp_upper <= opts.alpha,
             thin, f"certified false-pass bound ({conf:.0%} confidence)",
-            bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which),
+            bound_detail(fp_upper, point and point["false_pass"], "false passes", tv.status, which, over),
         ),
         Criterion(
             "false_fail_upper", ff_upper if certified else None, opts.beta,
             certified and (never_fails or (ff_upper is not None and ff_upper <= opts.beta)),
             thin, f"certified false-fail bound ({conf:.0%} confidence)",
             NEVER_FAILS_DETAIL if never_fails else
-            bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which),
+            bound_detail(ff_upper, point and point["false_fail"], "false fails", tv.status, which, over),
         ),
         Criterion(
             "coverage", coverage, opts.min_coverage,

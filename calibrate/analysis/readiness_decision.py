@@ -74,8 +74,9 @@ SOURCE_WORDS = {"suggested": "the suggested", "current": "today's", "recorded": 
 
 
 def bound_detail(
-    bound: float | None, observed: dict[str, Any] | None, what: str, status: str, which: str
-) -> str:
+    bound: float | None, observed: dict[str, Any] | None, what: str, status: str, which: str,
+    over: str = "",
+) -> str:  # fmt: skip
     parts = []
     if bound is None:
         parts.append(f"no bound ({status.replace('_', ' ')})")
@@ -88,7 +89,8 @@ def bound_detail(
         )
     if observed:
         r = Rate(observed["k"], observed["n"])
-        parts.append(f"observed {what} under {which} thresholds: {r.text()}")
+        where = f", {over}" if over else ""
+        parts.append(f"observed {what} under {which} thresholds{where}: {r.text()}")
     return "; ".join(parts)
 
 

@@ -159,21 +159,29 @@ def assess_step(
     }
     # The labeled figures read what the certification reads: reviews of every verdict. Audit
     # labels are the monitor's (and the agreement tables', which keep their source apart).
-    audits = after_switch_labels(cur, keep=keep_after_switch)
-    reviewed = cur.assign(label=cur["label"].mask(audits)) if audits.any() else cur
+    after = after_switch_labels(cur)
+    reviews = cur.assign(label=cur["label"].mask(after)) if after.any() else cur
+    # What the search read: with --with-escalations the labels after the switch too (counted
+    # in n_labeled); every observed rate below still reads the reviews alone, as the search's
+    # today's figures do: a rate pooled with a sample the enforced check selected or drew
+    # estimates nothing (outside review D2: "6.3% (74 of 1179)" beside report.json's 26 of 745).
+    reviewed = cur if keep_after_switch else reviews
     labeled = reviewed[reviewed["label"].notna()]
     n_labeled = int((labeled["verdict"] != "error").sum())
+    rev_labeled = reviews[reviews["label"].notna()]
+    n_kept = int(after.sum()) if keep_after_switch else 0
+    # Said where an observed rate is shown, when some labels were left out of it.
+    over = (
+        f"over the {len(rev_labeled)} reviews of every verdict (advisory: true)" if n_kept else ""
+    )
 
     # Rates of the evaluator's health, over every check of the current model.
     error = Rate(int((cur["verdict"] == "error").sum()), int(len(cur)))
     truncation = Rate(int(cur["truncated"].astype(bool).sum()), int(len(cur)))
     # Drift reads reviews of every verdict only: labels the enforced check selected (kept by
     # --with-escalations) would test its selection, not the evaluator (a NO on a biased sample).
-    unselected = (
-        labeled[~after_switch_labels(labeled, keep=False)] if keep_after_switch else labeled
-    )
     drift = drift_test(
-        unselected["at"], unselected["verdict"], unselected["label"], level=opts.drift_level
+        rev_labeled["at"], rev_labeled["verdict"], rev_labeled["label"], level=opts.drift_level
     )
     volume = recent_volume(reviewed, days=opts.recent_days)
 
@@ -186,11 +194,11 @@ def assess_step(
         )
     except Exception:  # noqa: BLE001 - a malformed suggestion must not sink the report
         suggested_qs = []
-    lab_ans = ans[ans["label"].notna() & isin(ans["check_id"], labeled["check_id"])]
+    lab_ans = ans[ans["label"].notna() & isin(ans["check_id"], rev_labeled["check_id"])]
     observed = {
-        "suggested": replayed_rates(lab_ans, suggested_qs, labeled) if suggested_qs else None,
-        "current": replayed_rates(lab_ans, current_qs, labeled) if current_qs else None,
-        "recorded": recorded_rates(labeled),
+        "suggested": replayed_rates(lab_ans, suggested_qs, rev_labeled) if suggested_qs else None,
+        "current": replayed_rates(lab_ans, current_qs, rev_labeled) if current_qs else None,
+        "recorded": recorded_rates(rev_labeled),
     }
     source = next((k for k in ("suggested", "current", "recorded") if observed[k]), None)
     point = {**observed[source], "source": source} if source else None
@@ -210,7 +218,8 @@ def assess_step(
     fp_upper = _num(bounds.get("false_pass_upper"))
     ff_upper = _num(bounds.get("false_fail_upper"))
     plenty = n_labeled >= opts.min_labels
-    best_cov = best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
+    # The search's best share over a sample the enforced check selected estimates nothing either.
+    best_cov = None if n_kept else best_observed_coverage(tv.raw, alpha=opts.alpha, beta=opts.beta)
     # The denominators the shares are of, so that no figure goes without its n.
     # (The search's expected shares carry their own n: with labels after the switch kept, today's
     # are over the reviews alone.)
@@ -243,7 +252,7 @@ def assess_step(
         coverage=coverage, drift=drift, change=change, error=error, truncation=truncation,
         poor=poor, plenty=plenty, point=point, certified=certified, best_cov=best_cov,
         cov_n=cov_n, best_n=best_n,
-        never_fails=certified and bool(tv.certified.get("never_fails")),
+        never_fails=certified and bool(tv.certified.get("never_fails")), over=over,
     )  # fmt: skip
     decide_args = dict(change=change, drift=drift, tv=tv, poor=poor, point=point, opts=opts,
                        best_cov=best_cov, right_way=right_way, cov_n=cov_n,
@@ -303,14 +312,14 @@ def assess_step(
 
     # The labels the evidence reads (reviews; audits are in Since the switch): every check counts
     # in the unsure and error shares, labeled or not.
-    agree = agreement_mod.agreement(reviewed, by=[])
+    agree = agreement_mod.agreement(reviews, by=[])
     # Weeks by where their labels come from: reviews of every verdict before the switch, audit
     # draws after it (rates flagged where the draw's probabilities differ).
     by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])
     # The same split per model: an audit draw's labels are not pooled with advisory reviews.
     by_model = agreement_mod.agreement(subs, by=["model", "labels"])
-    appr = agreement_mod.approvers(reviewed) if len(labeled) else None
-    bias = automation_bias(reviewed, appr)
+    appr = agreement_mod.approvers(reviews) if len(rev_labeled) else None
+    bias = automation_bias(reviews, appr)
     drivers = disagreement_drivers(lab_ans, top=8)
     distrust = distrusts_evaluator(criteria)
     if verdict is not None:

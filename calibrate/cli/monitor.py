@@ -141,9 +141,9 @@ def print_table(
                     if m.alarm_at
                     else ""
                 )
+                cs = f"{1 - delta:.0%} confidence sequence"
                 typer.echo(
-                    f"  {name}: {m.bad} of {m.audited} audited, rate {m.rate:.3f} "
-                    f"({1 - delta:.0%} confidence sequence {m.lower:.3f}–{m.upper:.3f}) vs "
+                    f"  {name}: {m.rate_text('audited', '.3f', f'{cs} {m.lower:.3f}–{m.upper:.3f}')} vs "
                     f"{limit:g}; e-value today {m.e_value:.3g} (alarm at {1 / delta:g}{alarm}); "
                     f"pending {m.pending}{waiting}"
                     + (f"; {note}" if (note := m.interval_note()) else "")

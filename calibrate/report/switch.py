@@ -36,12 +36,13 @@ def _rate_line(name: str, m: Any, *, limit: float, delta: float) -> str:
         if m.alarm_at is not None
         else " No alarm."
     )
+    cs = f"{1 - delta:.0%} confidence sequence"
     if note := m.interval_note():
         # No alarm with the bound above the limit, or an alarm with the limit still inside.
         alarm += f" {note[0].upper()}{note[1:]}."
     return (
-        f"{name}: {m.bad} of {m.audited} audited ({m.rate:.1%}; {1 - delta:.0%} confidence "
-        f"sequence {m.lower:.1%}–{m.upper:.1%}) against {limit:g}; e-value today "
+        f"{name}: {m.rate_text('audited', '.1%', f'{cs} {m.lower:.1%}–{m.upper:.1%}')} "
+        f"against {limit:g}; e-value today "
         f"{m.e_value:.3g}, alarm at {1 / delta:g}.{alarm}"
         + (f" {m.pending} drawn and still pending." if m.pending else "")
         + ignored
