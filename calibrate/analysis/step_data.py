@@ -421,7 +421,7 @@ def step_data(
         notes.append(
             f"{left_out['audits']} decisions after the switch left out (audit draws): a draw "
             "among the enforced check's own verdicts is not a sample of every submission (the "
-            "monitor reads them; --with-escalations keeps them)"
+            "monitor reads them)"
         )
     if n_incomplete:
         notes.append(f"{n_incomplete} checks have an answer with no value; counted as unsure")

@@ -123,7 +123,8 @@ EscalationsOption = Annotated[
         "--with-escalations",
         help="Also read the decisions made after the switch (advisory: false): a sample the "
         "enforced check selected, left out by default; with it nothing is certified (status "
-        "selected_sample).",
+        "selected_sample). A step still enforced is judged by its monitor either way: the "
+        "report sets the flag aside for it and says so.",
     ),
 ]
 
