@@ -951,6 +951,69 @@ def test_a_fail_draw_beside_a_pass_draw_keeps_the_false_fail_rate():
     assert np.isnan(only["agree"]) and "the false-pass rate holds" in only["note"]
 
 
+def _later(subs: pd.DataFrame, verdict: str, day: int, n: int, p: float) -> pd.DataFrame:
+    """``subs`` with ``n`` more enforced checks of ``verdict`` on ``day``: considered by a draw
+    at ``p`` (none drawn), or by no draw when ``p`` is NaN."""
+    more = pd.DataFrame({
+        "process": "p", "step": "s", "model": "m", "conflict": False, "decided_by": "ann",
+        "at": T0 + pd.Timedelta(days=day), "advisory": False, "verdict": verdict,
+        "inclusion_p": p, "audited": False, "label": pd.array([pd.NA] * n, dtype="boolean"),
+    }, index=range(n))  # fmt: skip
+    return pd.concat([subs, more], ignore_index=True)
+
+
+def test_a_later_fail_draw_does_not_withhold_the_false_pass_rate():
+    """Outside review D3: a pass draw, then passes arrive, then a fail draw. The cutoff ("had
+    not arrived when the draws were made") was the last check any draw considered, so the fail
+    draw turned the later passes into passes offered with probability 0 and withheld a
+    false-pass rate shown without it. The cutoff is per verdict now; the later passes are left
+    out of the rate either way, and the note counts them."""
+    passes = _later(_enforced_step(**{"pass": 0.5}), "pass", 15, 30, np.nan)
+    both = _later(passes, "fail", 20, 25, 0.5)
+    rows = [_audit_row(df) for df in (passes, both)]
+    assert [bool(r["unequal_draws_pass"]) for r in rows] == [False, False]
+    assert rows[0]["false_pass_rate"] == rows[1]["false_pass_rate"]
+    for row in rows:
+        assert np.isfinite(row["false_pass_rate"])
+        assert int(row["n_later_pass"]) == 30
+        assert "30 passes after the last a draw considered" in row["note"]
+        assert "left out of the false-pass rate" in row["note"]
+    # No draw offered the 40 fails of day 8 at first (no rate over them to note); the fail
+    # draw of day 20 came after them, which it did not consider: offered at 0, not later.
+    assert [int(r["n_later_fail"]) for r in rows] == [40, 0]
+    assert "fails after" not in rows[0]["note"] and bool(rows[1]["unequal_draws_fail"])
+    # Agreement spans every draw's labels: the passes before the fail draw were offered at 0.
+    assert np.isnan(rows[1]["agree"]) and bool(rows[1]["unequal_draws"])
+    rec = [r for r in agreement_records(agreement(both, by=["labels"])) if r["n_later_pass"]]
+    assert [r["labels"] for r in rec] == ["audit draw"] and rec[0]["false_pass_rate"] is not None
+    # An unconsidered pass before the last pass a draw considered was offered at 0: withheld.
+    early = _later(_later(passes, "pass", 5, 3, np.nan), "pass", 16, 5, 0.5)
+    assert np.isnan(_audit_row(early)["false_pass_rate"])
+
+
+def _audit_row(subs: pd.DataFrame) -> pd.Series:
+    return agreement(subs, by=["labels"]).set_index("labels").loc["audit draw"]
+
+
+def test_drawn_checks_awaiting_a_decision_are_counted_in_the_note():
+    """Outside review D8: drawn checks no decision has reached were ignored; the rates are over
+    the decided ones, which need not be a random part of the drawn (``calibrate monitor``
+    stops its stream at the first pending one). The note and the JSON give their count."""
+    subs = _enforced_step(**{"pass": 0.5})
+    drawn = subs.index[subs["audited"].to_numpy(bool)]
+    subs.loc[drawn[:7], "label"] = pd.NA
+    row = _audit_row(subs)
+    assert int(row["n_pending"]) == 7
+    assert "7 drawn checks still await a decision" in row["note"]
+    pooled = agreement(subs, by=["model"])
+    assert agreement_records(pooled)[0]["n_pending"] == 7
+    assert int(agreement(subs[~subs["audited"]], by=["model"]).iloc[0]["n_pending"]) == 0
+    one = subs.copy()
+    one.loc[drawn[7:], "label"] = True
+    one.loc[drawn[:6], "label"] = True
+    assert "1 drawn check still awaits a decision" in agreement(one, by=["model"]).iloc[0]["note"]
+
+
 def test_labels_the_enforced_check_selected_withhold_every_conditioned_rate():
     """Black-box run: ``--by labels --with-escalations`` showed "TPR 0.0% [0.0, 16.1] of 20" on
     escalations alone (only unsure verdicts reach a person after the switch: a TPR of 0 by

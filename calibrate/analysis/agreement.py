@@ -86,6 +86,12 @@ UNEQUAL_DRAWS_POINTER = "weighted: calibrate monitor; reviews alone: --advisory-
 #: Rates over labels the enforced check selected (escalations, decisions on checks no draw
 #: drew; kept by --with-escalations): every rate conditioned on a verdict or a label.
 SELECTED_WITHHELD = ("agree", "false_pass", "false_fail", "tpr", "tnr")
+#: Said of a group whose false-pass (false-fail) rate leaves out the passes (fails) recorded after
+#: the last one a draw considered: the rate is over the earlier ones.
+LATER_NOTE = "{n} {checks} after the last a draw considered (not yet offered by a draw) left out of the {rate}"
+#: Said of a group with drawn checks no decision has reached yet (``calibrate monitor`` stops its
+#: stream at the first of them): the group's rates are over the decided ones alone.
+PENDING_NOTE = "{n} drawn check{s} still await{v} a decision (the rates are over the decided ones)"
 #: Said of a group holding such labels.
 SELECTED_NOTE = (
     "{n} labels the enforced check selected (escalations, or decisions on checks no draw "
@@ -129,7 +135,7 @@ AGREEMENT_COLUMNS = [
     "tnr", "tnr_low", "tnr_high",
     "error_rate", "error_low", "error_high",
     "unequal_draws", "unequal_draws_pass", "unequal_draws_fail", "unequal_draws_verdicts",
-    "n_selected", "note",
+    "n_selected", "n_later_pass", "n_later_fail", "n_pending", "note",
 ]  # fmt: skip
 #: Columns of :func:`approvers` after the group keys.
 APPROVER_COLUMNS = [
@@ -432,7 +438,7 @@ def agreement(
                                       not offer every pass of its population (the
                                       enforced checks beside it, but those no
                                       draw could consider: recorded after the
-                                      last check a draw of the step considered,
+                                      last pass a draw of the step considered,
                                       or before the step's switch; a reviewed
                                       check counts as offered with probability
                                       1, a verdict the draws left out with 0)
@@ -442,7 +448,9 @@ def agreement(
                                       rate is withheld (a fail draw beside a
                                       pass draw at the same rate keeps it)
         ``unequal_draws``             the same over every pass and fail at one
-                                      probability: agreement and kappa withheld
+                                      probability (up to the last check any draw
+                                      of the step considered): agreement and
+                                      kappa withheld
         ``unequal_draws_verdicts``    the same over every verdict (a draw offers
                                       no unsure or error verdict): TPR and TNR
                                       withheld
@@ -453,6 +461,15 @@ def agreement(
                                       enforced check selected, so agreement,
                                       kappa, false passes, false fails, TPR and
                                       TNR are withheld where there is one
+        ``n_later_pass``,             where the group has audit labels: the
+        ``n_later_fail``              passes (fails) recorded after the last one
+                                      a draw of their step considered (every one
+                                      after the switch where its draws considered
+                                      none), left out of the false-pass
+                                      (false-fail) rate; the note says so
+        ``n_pending``                 drawn checks no decision has reached yet
+                                      (the rates are over the decided ones; the
+                                      note says so)
         ``unsure_rate``,              withheld (NaN) in a ``labels`` group a draw
         ``error_rate`` withheld       chose or left (``audit draw``; ``advisory:
                                       false, not drawn``) when it did not offer
@@ -616,19 +633,31 @@ def _enforced(df: pd.DataFrame) -> np.ndarray:
     return _audited(df) | pd.to_numeric(df["inclusion_p"], errors="coerce").notna().to_numpy()
 
 
-def _outside_design(data: pd.DataFrame, enforced: np.ndarray, raw: np.ndarray) -> np.ndarray:
+def _outside_design(
+    data: pd.DataFrame, enforced: np.ndarray, raw: np.ndarray, verdict: np.ndarray
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """Enforced checks no draw could have considered: outside the draws' design.
 
-    One recorded after the last check any draw of its step considered had not arrived when
-    the draws were made; one recorded before its step's switch (its first pass or unsure
-    verdict recorded with ``advisory: false``, as the monitor and ``audit draw`` read it: a
-    blocking fail alone may predate it) belongs to no enforcement period a draw offers. Neither
-    was offered at probability 0, or every step with checks after its latest draw, or a fail
-    before its switch, would read as unequal. Without ``at`` nothing is outside.
+    One recorded before its step's switch (its first pass or unsure verdict recorded with
+    ``advisory: false``, as the monitor and ``audit draw`` read it: a blocking fail alone may
+    predate it) belongs to no enforcement period a draw offers. One recorded after the last
+    check a draw of its step considered had not arrived when the draws were made. Neither was
+    offered at probability 0, or every step with checks after its latest draw, or a fail
+    before its switch, would read as unequal. Without ``at``, or without a considered check,
+    nothing is outside.
+
+    Returns the checks outside the design of every draw (for the rates over several verdicts,
+    whose labels span every draw: after the last check any draw of the step considered), and
+    per verdict ``"pass"`` and ``"fail"`` the checks of that verdict recorded after the switch
+    and after the last one of that verdict a draw of the step considered (every one, in a step
+    whose draws considered none): outside the design of the draws that offered it, for the rate
+    over that verdict alone. Per verdict, so that a later fail draw does not turn passes that
+    had not arrived at the last pass draw into passes offered with probability 0.
     """
+    none = np.zeros(len(data), dtype=bool)
     considered = enforced & ~np.isnan(raw)
     if "at" not in data.columns or not considered.any():
-        return np.zeros(len(data), dtype=bool)
+        return none, {"pass": none, "fail": none}
     at = pd.to_datetime(data["at"], utc=True).reset_index(drop=True)
     cols = [c for c in ("process", "step") if c in data.columns]
     step = (
@@ -638,13 +667,24 @@ def _outside_design(data: pd.DataFrame, enforced: np.ndarray, raw: np.ndarray) -
     )
     keys = list(step.columns)
     switching = enforced & np.isin(_text_values(data["verdict"]), ("pass", "unsure"))
-    frame = step.assign(__last=at.where(considered), __switch=at.where(switching))
+    lasts = {f"__last_{v}": at.where(considered & (verdict == v)) for v in ("pass", "fail")}
+    frame = step.assign(
+        __last=at.where(considered), __switch=at.where(switching), __drawn=considered, **lasts
+    )
     g = frame.groupby(keys, dropna=False, sort=False)
     last = g["__last"].transform("max")
     switch = g["__switch"].transform("min")
     early = (at < switch).fillna(False).to_numpy(dtype=bool)
     late = (at > last).fillna(False).to_numpy(dtype=bool)
-    return enforced & np.isnan(raw) & (early | late)
+    unconsidered = enforced & np.isnan(raw)
+    # A step no draw touched keeps the reading of every draw (its checks are inside).
+    drawn_step = g["__drawn"].transform("any").to_numpy(dtype=bool)
+    after = {}
+    for v in ("pass", "fail"):
+        last_v = g[f"__last_{v}"].transform("max")
+        beyond = ((at > last_v) | last_v.isna()).fillna(False).to_numpy(dtype=bool)
+        after[v] = unconsidered & (verdict == v) & drawn_step & beyond & ~early
+    return unconsidered & (early | late), after
 
 
 def _draw_flags(
@@ -672,19 +712,23 @@ def _draw_flags(
     decisions on undrawn checks: a sample the enforced check selected).
     """
     names = [flag for flag, _, _ in DRAW_FLAGS] + ["chosen"]
+    counts = ("n_selected", "n_later_pass", "n_later_fail", "n_pending")
     out: dict[str, np.ndarray] = {c: np.zeros(n_rows, dtype=bool) for c in names}
-    out["n_selected"] = np.zeros(n_rows, dtype=np.int64)
+    out.update({c: np.zeros(n_rows, dtype=np.int64) for c in counts})
     if "audited" not in data.columns or "inclusion_p" not in data.columns:
         return out
     audited = _audited(data)
     labeled = data["label"].astype("boolean").notna().to_numpy()
+    # Drawn checks no decision has reached: the decided ones need not be a random part of them.
+    out["n_pending"] = _group_counts(key_df, keys, audited & ~labeled, n_rows)
     enforced = _enforced(data)
     selected = enforced & labeled & ~audited
     if not (audited & labeled).any() and not selected.any():
         return out
     raw = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
     pi = np.where(enforced, np.nan_to_num(raw, nan=0.0), 1.0)
-    inside = ~_outside_design(data, enforced, raw)
+    outside, after = _outside_design(data, enforced, raw, verdict)
+    inside = ~outside
     is_pass, is_fail = verdict == "pass", verdict == "fail"
     # Population keys: audit draws and undrawn enforced checks are one population (a constant
     # key stands in when the grouping has none).
@@ -692,10 +736,12 @@ def _draw_flags(
     if "labels" in pop.columns:
         pop["labels"] = np.where(pop["labels"] == LABEL_SOURCES["review"], "review", "enforced")
     frame = pop.assign(
-        __pass=np.where(is_pass & inside, pi, np.nan),
-        __fail=np.where(is_fail & inside, pi, np.nan),
+        __pass=np.where(is_pass & inside & ~after["pass"], pi, np.nan),
+        __fail=np.where(is_fail & inside & ~after["fail"], pi, np.nan),
         __dec=np.where((is_pass | is_fail) & inside, pi, np.nan),
         __any=np.where(inside, pi, np.nan),
+        __later_pass=after["pass"].astype(np.int64),
+        __later_fail=after["fail"].astype(np.int64),
     )
     g = frame.groupby(list(pop.columns), dropna=False, sort=False)
 
@@ -704,6 +750,13 @@ def _draw_flags(
         return width.fillna(0).to_numpy() > 1e-12
 
     drawn = audited & labeled
+
+    def later(verdict_: str) -> np.ndarray:
+        # Counted over the population (the late checks sit in another ``labels`` row than the
+        # draw's), said where the group has audit labels (whose rate leaves them out).
+        n = g[f"__later_{verdict_}"].transform("sum").to_numpy(dtype=np.int64)
+        return np.where(drawn, n, 0)
+
     split = (
         (key_df["labels"] != LABEL_SOURCES["review"]).to_numpy(dtype=bool)
         if "labels" in key_df.columns
@@ -716,16 +769,27 @@ def _draw_flags(
         "unequal_draws_verdicts": spread("__any") & drawn,
         "chosen": spread("__any") & split,
         "n_selected": selected.astype(np.int64),
+        "n_later_pass": later("pass"),
+        "n_later_fail": later("fail"),
     }, index=data.index)  # fmt: skip
+    how = {**dict.fromkeys(names, "any"), "n_selected": "sum", "n_later_pass": "max",
+           "n_later_fail": "max"}  # fmt: skip
     if not keys:
-        agg = rows.agg({**dict.fromkeys(names, "any"), "n_selected": "sum"}).to_frame().T
+        agg = rows.agg(how).to_frame().T
     else:
-        agg = (
-            pd.concat([key_df, rows], axis=1)
-            .groupby(keys, dropna=False, sort=True)
-            .agg({**dict.fromkeys(names, "any"), "n_selected": "sum"})
-        )
-    return {c: agg[c].to_numpy(dtype=np.int64 if c == "n_selected" else bool) for c in agg}
+        agg = pd.concat([key_df, rows], axis=1).groupby(keys, dropna=False, sort=True).agg(how)
+    out.update({c: agg[c].to_numpy(dtype=bool if c in names else np.int64) for c in agg})
+    return out
+
+
+def _group_counts(
+    key_df: pd.DataFrame, keys: Sequence[str], mask: np.ndarray, n_rows: int
+) -> np.ndarray:
+    """How many rows of ``mask`` each group of :func:`group_sums` holds, in its row order."""
+    if not n_rows:
+        return np.zeros(0, dtype=np.int64)
+    counts = pd.Series(mask.astype(np.int64), index=key_df.index, name="__n")
+    return group_sums(key_df[list(keys)], counts.to_frame())["__n"].to_numpy(dtype=np.int64)
 
 
 def _withhold(
@@ -795,8 +859,21 @@ def _notes(
             )
         if row["n_selected"]:
             parts.append(SELECTED_NOTE.format(n=row["n_selected"]))
-        elif draws := _draw_note(row):
-            parts.append(draws)
+        else:
+            if draws := _draw_note(row):
+                parts.append(draws)
+            parts.extend(
+                LATER_NOTE.format(
+                    n=row[f"n_later_{v}"],
+                    checks=f"{v}es" if v == "pass" else "fails",
+                    rate=f"false-{v} rate",
+                )
+                for v in ("pass", "fail")
+                if row[f"n_later_{v}"] and np.isfinite(row[f"false_{v}_rate"])
+            )
+        if pending := row["n_pending"]:
+            one = pending == 1
+            parts.append(PENDING_NOTE.format(n=pending, s="" if one else "s", v="s" if one else ""))
         if chosen_by_draw:
             parts.append(CHOSEN_BY_DRAW_NOTE)
         if question_level:
@@ -974,7 +1051,8 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
         rec["kappa_reason"] = _plain(row["kappa_reason"]) or None
         for flag, _, _ in DRAW_FLAGS:
             rec[flag] = bool(row[flag])
-        rec["n_selected"] = int(row["n_selected"])
+        for col in ("n_selected", "n_later_pass", "n_later_fail", "n_pending"):
+            rec[col] = int(row[col])
         rec["counts"] = {v: {lab: int(row[f"{v}_{lab}"]) for lab in LABELS} for v in VERDICTS}
         rec["note"] = _plain(row["note"]) or ""
         rec["interval_method"] = df.attrs.get("interval_method", INTERVAL_METHOD)
