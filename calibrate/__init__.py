@@ -42,7 +42,7 @@ _LAZY = {
     "worst": "calibrate.profile",
     "connect": "calibrate.store",
     "agreement": "calibrate.analysis.agreement",
-    "approvers": "calibrate.analysis.agreement",
+    "approvers": "calibrate.analysis.approvers",
     "corrected_pass_rate": "calibrate.analysis.corrected",
     "calibrate_answers": "calibrate.analysis.calibration",
     "fit_recalibrator": "calibrate.analysis.calibration",

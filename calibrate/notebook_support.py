@@ -382,7 +382,7 @@ def approver_table(table: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     table : pandas.DataFrame
-        A result of :func:`calibrate.analysis.agreement.approvers`.
+        A result of :func:`calibrate.analysis.approvers.approvers`.
 
     Returns
     -------

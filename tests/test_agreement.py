@@ -21,8 +21,8 @@ from calibrate.analysis.agreement import (
     QUESTION_UNIT,
     agreement,
     agreement_records,
-    approvers,
 )
+from calibrate.analysis.approvers import approvers
 from calibrate.analysis.bootstrap import bootstrap_ci
 from calibrate.analysis.corrected import corrected_pass_rate, corrected_records
 from calibrate.analysis.kappa import cohen_kappa

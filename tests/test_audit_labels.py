@@ -250,7 +250,7 @@ def test_readiness_and_approvers_read_the_certification_sample(tmp_path, export)
     """The report's labeled figures read what the search certifies on (reviews of every verdict);
     --with-escalations keeps audits even where no escalation was labeled; approvers leave
     audit-drawn decisions out."""
-    from calibrate.analysis import agreement as agreement_mod
+    from calibrate.analysis import approvers as approvers_mod
     from calibrate.analysis.readiness import assess_store
     from calibrate.analysis.thresholds import suggest_from_store
     from calibrate.dataset import Filters, submissions
@@ -274,7 +274,7 @@ def test_readiness_and_approvers_read_the_certification_sample(tmp_path, export)
     assert step.left_out["audits_after_switch"] == result.n_drawn
     (kept,) = suggest_from_store(con, Filters(**STEP, escalations=True)).steps
     assert kept.left_out["audits"] == 0 and kept.n_labeled >= searched.n_labeled + result.n_drawn
-    appr = agreement_mod.approvers(submissions(con, Filters(**STEP)))
+    appr = approvers_mod.approvers(submissions(con, Filters(**STEP)))
     assert "audit-reviewer" not in set(appr["approver"].astype(str))
     con.close()
 

@@ -16,7 +16,7 @@ import pytest
 
 from calibrate import dataset
 from calibrate.analysis import agreement as lib
-from calibrate.analysis import corrected
+from calibrate.analysis import approvers, corrected
 from calibrate.analysis.bootstrap import bootstrap_ci, bootstrap_counts_ci
 from calibrate.analysis.stats import wilson_interval
 from calibrate.consistency import contradicting_results, contradiction_count
@@ -115,8 +115,8 @@ def test_agreement_on_the_input_columns_equals_the_whole_view(con, analysis, by)
         got = lib.agreement_records(lib.agreement(None, by=by, answers=lean))
         want = lib.agreement_records(lib.agreement(subs, by=by, answers=dataset.answers(con)))
     elif analysis == "approvers":
-        got = lib.approver_records(lib.approvers(lean, by=by))
-        want = lib.approver_records(lib.approvers(subs, by=by))
+        got = approvers.approver_records(approvers.approvers(lean, by=by))
+        want = approvers.approver_records(approvers.approvers(subs, by=by))
     elif analysis == "corrected":
         got = corrected.corrected_records(corrected.corrected_pass_rate(lean, by=by))
         want = corrected.corrected_records(corrected.corrected_pass_rate(subs, by=by))

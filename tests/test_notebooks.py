@@ -32,6 +32,7 @@ from nbformat.v4 import new_code_cell
 import calibrate
 from calibrate import notebook_support as ns
 from calibrate.analysis import agreement as ag
+from calibrate.analysis import approvers as ap
 from calibrate.analysis.readiness import ReadinessOptions, audit_plan, audit_sample_size
 from calibrate.errors import StoreError, UsageError
 
@@ -325,7 +326,7 @@ def test_rate_table_uses_the_report_wording(con):
 
 def test_approver_table(con):
     subs = calibrate.submissions(con)
-    appr = ag.approvers(subs)
+    appr = ap.approvers(subs)
     shown = ns.approver_table(appr)
     assert list(shown["approver"]) == list(appr["approver"].fillna("(unnamed)"))
     assert shown["flag"].tolist() == appr["flag"].tolist()
@@ -345,7 +346,7 @@ def test_displays_draw(con):
     assert ns.IntervalDisplay(table, rate="agree").plot().ax_.get_xlim() == (-0.02, 1.02)
     with pytest.raises(ValueError, match="allowed"):
         ns.IntervalDisplay(table, rate="nope")
-    appr = ag.approvers(subs)
+    appr = ap.approvers(subs)
     assert appr["flag"].any()  # the sample has an approver who follows the check
     labels = [t.get_text() for t in ns.IntervalDisplay(appr).plot().ax_.get_yticklabels()]
     assert sum(label.endswith(", flagged)") for label in labels) == int(appr["flag"].sum())

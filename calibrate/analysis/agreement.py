@@ -33,11 +33,25 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from calibrate.analysis.draw_design import (
+    CHOSEN_BY_DRAW_NOTE,
+    CHOSEN_WITHHELD,
+    DRAW_FLAGS,
+    LABEL_SOURCES,
+    LATER_NOTE,
+    PENDING_NOTE,
+    SELECTED_NOTE,
+    SELECTED_WITHHELD,
+    draw_flags,
+    draw_note,
+    is_audited,
+    is_enforced,
+)
+from calibrate.analysis.grouping import group_sums, text_values
 from calibrate.analysis.kappa import cohen_kappa
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import MIN_N, wilson_interval
@@ -47,64 +61,12 @@ from calibrate.analysis.stats import MIN_N, wilson_interval
 GROUP_KEYS = (
     "process", "version", "step", "question", "model", "approver", "week", "day", "month", "labels",
 )  # fmt: skip
-#: The values of the ``labels`` key: where a check's label can come from. Before the switch every
-#: verdict is reviewed; after it only audit draws sample the check (escalations are left out).
-LABEL_SOURCES = {
-    "review": "advisory review",
-    "audit": "audit draw",
-    "enforced": "advisory: false, not drawn",
-}
 #: Default grouping. It includes ``model`` so that evaluator models are never pooled silently.
 DEFAULT_BY = ("process", "step", "model")
 TIME_KEYS = ("week", "day", "month")
 
 #: How the intervals are computed, for the faces to state next to the numbers.
 INTERVAL_METHOD = "Wilson score 95%; kappa: Fleiss-Cohen-Everitt large-sample 95%"
-#: What an unweighted rate needs of the audit draws beside it (docs/method.md, "After the switch"):
-#: each verdict it conditions on offered alike, at one inclusion probability. A rate's flag
-#: column, the rates it withholds, and the verdicts it conditions on in words.
-DRAW_FLAGS = (
-    ("unequal_draws_pass", ("false_pass",), "every pass alike"),
-    ("unequal_draws_fail", ("false_fail",), "every fail alike"),
-    ("unequal_draws", ("agree",), "every pass and fail at one probability"),
-    (
-        "unequal_draws_verdicts",
-        ("tpr", "tnr"),
-        "every verdict at one probability (a draw offers no unsure or error verdict)",
-    ),
-)
-#: The rates in words, in the order a note lists them.
-RATE_WORDS = {
-    "agree": "agreement and kappa",
-    "false_pass": "the false-pass rate",
-    "false_fail": "the false-fail rate",
-    "tpr": "TPR",
-    "tnr": "TNR",
-}
-#: Where the rates a draw withholds can be read instead.
-UNEQUAL_DRAWS_POINTER = "weighted: calibrate monitor; reviews alone: --advisory-only or --by labels"
-#: Rates over labels the enforced check selected (escalations, decisions on checks no draw
-#: drew; kept by --with-escalations): every rate conditioned on a verdict or a label.
-SELECTED_WITHHELD = ("agree", "false_pass", "false_fail", "tpr", "tnr")
-#: Said of a group whose false-pass (false-fail) rate leaves out the passes (fails) recorded after
-#: the last one a draw considered: the rate is over the earlier ones.
-LATER_NOTE = "{n} {checks} after the last a draw considered (not yet offered by a draw) left out of the {rate}"
-#: Said of a group with drawn checks no decision has reached yet (``calibrate monitor`` stops its
-#: stream at the first of them): the group's rates are over the decided ones alone.
-PENDING_NOTE = "{n} drawn check{s} still await{v} a decision (the rates are over the decided ones)"
-#: Said of a group holding such labels.
-SELECTED_NOTE = (
-    "{n} labels the enforced check selected (escalations, or decisions on checks no draw "
-    "drew; kept by --with-escalations) are no sample: agreement, kappa, false passes, false "
-    "fails, TPR and TNR withheld"
-)
-#: Shares over a group's checks that a draw chose (or left), which ``--by labels`` splits off.
-CHOSEN_WITHHELD = ("unsure", "error")
-#: Said of such a group (the report says "set by the draw").
-CHOSEN_BY_DRAW_NOTE = (
-    "unsure and error shares withheld: a draw chose these checks by verdict (the check's own: "
-    "--by without labels)"
-)
 #: Said of every question-level figure.
 QUESTION_UNIT = "the person judged the whole submission"
 
@@ -136,12 +98,6 @@ AGREEMENT_COLUMNS = [
     "error_rate", "error_low", "error_high",
     "unequal_draws", "unequal_draws_pass", "unequal_draws_fail", "unequal_draws_verdicts",
     "n_selected", "n_later_pass", "n_later_fail", "n_pending", "note",
-]  # fmt: skip
-#: Columns of :func:`approvers` after the group keys.
-APPROVER_COLUMNS = [
-    "n", "approvals", "approval_rate", "approval_low", "approval_high",
-    "n_decided", "agree", "agree_low", "agree_high",
-    "n_timed", "median_review_s", "n_models", "flag", "flag_reason", "note",
 ]  # fmt: skip
 
 #: The view column behind a group key, where it has another name.
@@ -198,7 +154,7 @@ def input_columns(by: str | Sequence[str] | None, *, analysis: str = "agreement"
             f"unknown analysis {analysis!r}; choose from {', '.join(_ANALYSIS_COLUMNS)}"
         )
     default = () if analysis == "approvers" else DEFAULT_BY
-    keys = _expand_question(validate_by(by, default=default))
+    keys = expand_question(validate_by(by, default=default))
     # Only the question level has question text; elsewhere the analysis rejects the key.
     sources = [_KEY_SOURCES.get(k, k) for k in keys if k != "question" or analysis == "question"]
     flat = [c for src in sources for c in ((src,) if isinstance(src, str) else src)]
@@ -242,7 +198,7 @@ def require_columns(
     grouped = {"audited"} if "labels" in keys else set()
     # ``at``: a time key's, and the approvers' review times.
     grouped |= {"at"} if analysis == "approvers" or any(k in TIME_KEYS for k in keys) else set()
-    grouped |= {"process", "step"} & set(_expand_question(keys))
+    grouped |= {"process", "step"} & set(expand_question(keys))
     optional = _OPTIONAL_COLUMNS - grouped
     missing = [
         c for c in input_columns(by, analysis=analysis)
@@ -286,32 +242,16 @@ def key_frame(df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
             out[key] = at.dt.strftime("%Y-%m")
         elif key == "labels":
             out[key] = np.where(
-                _audited(df), LABEL_SOURCES["audit"],
-                np.where(_enforced(df), LABEL_SOURCES["enforced"], LABEL_SOURCES["review"]),
+                is_audited(df), LABEL_SOURCES["audit"],
+                np.where(is_enforced(df), LABEL_SOURCES["enforced"], LABEL_SOURCES["review"]),
             )  # fmt: skip
         else:
             out[key] = df[key]
     return pd.DataFrame(out, index=df.index)
 
 
-def _text_values(col: pd.Series) -> np.ndarray:
-    """``col`` as text in an object array, ``""`` where missing.
-
-    A categorical column is mapped through its few categories: writing a
-    million rows out as strings first cost a second per report at a million runs.
-    """
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        cats = col.cat.categories.astype("string").to_numpy(dtype=object)
-        codes = col.cat.codes.to_numpy()
-        return (
-            np.where(codes >= 0, cats[np.maximum(codes, 0)], "")
-            if cats.size
-            else np.full(codes.size, "", dtype=object)
-        )
-    return col.astype("string").fillna("").to_numpy(dtype=object)
-
-
-def _expand_question(keys: list[str]) -> list[str]:
+def expand_question(keys: list[str]) -> list[str]:
+    """``keys`` with ``process`` and ``step`` put before ``question`` where they are missing."""
     # A question is identified by its process, step and text (check-1 §2), so
     # grouping by question alone would merge same-worded questions of two steps.
     if "question" not in keys:
@@ -320,19 +260,13 @@ def _expand_question(keys: list[str]) -> list[str]:
     return out + keys
 
 
-def group_sums(keys_df: pd.DataFrame, values: pd.DataFrame) -> pd.DataFrame:
-    frame = pd.concat([keys_df, values], axis=1)
-    if not len(keys_df.columns):
-        return values.sum().to_frame().T
-    return frame.groupby(list(keys_df.columns), dropna=False, sort=True).sum().reset_index()
-
-
 def _rate_column(name: str) -> str:
     """The column of a rate of :data:`_RATES`: ``agree``, ``tpr``, ``tnr``, else ``<name>_rate``."""
     return name if name in ("agree", "tpr", "tnr") else f"{name}_rate"
 
 
-def _rate_columns(out: pd.DataFrame, name: str, k: str, n: str, confidence: float) -> None:
+def rate_columns(out: pd.DataFrame, name: str, k: str, n: str, confidence: float) -> None:
+    """Add rate ``name`` of ``out[k] / out[n]`` with its Wilson interval to ``out``, in place."""
     kk = out[k].to_numpy(dtype=float)
     nn = out[n].to_numpy(dtype=float)
     low, high = wilson_interval(kk, nn, confidence=confidence)
@@ -514,7 +448,7 @@ def agreement(
     >>> int(row["n"]), float(row["false_pass_rate"]), round(float(row["agree"]), 3)
     (3, 0.5, 0.667)
     """
-    keys = _expand_question(validate_by(by, default=DEFAULT_BY))
+    keys = expand_question(validate_by(by, default=DEFAULT_BY))
     question_level = "question" in keys
     if question_level:
         if answers is None:
@@ -532,7 +466,7 @@ def agreement(
     label = data["label"].astype("boolean")
     labeled = label.notna().to_numpy()
     acc = label.fillna(False).to_numpy(dtype=bool)
-    v = _text_values(verdict)
+    v = text_values(verdict)
     ind = {"n_checks": np.ones(len(data), dtype=np.int64), "n": labeled.astype(np.int64)}
     for name in VERDICTS:
         is_v = v == name
@@ -556,7 +490,7 @@ def agreement(
     out["n_agree"] = out["pass_acceptable"] + out["fail_not_acceptable"]
     out["n_true_negative"] = out["n_not_acceptable"] - out["pass_not_acceptable"]
     for name, k, n in _RATES:
-        _rate_columns(out, name, k, n, confidence)
+        rate_columns(out, name, k, n, confidence)
 
     kap = [
         _kappa_row(int(a), int(b), int(c), int(d), confidence)
@@ -570,7 +504,7 @@ def agreement(
     out["kappa_high"] = np.asarray(kap_cols[2], dtype=float)
     out["kappa_reason"] = pd.Series(kap_cols[3], dtype="string", index=out.index)
 
-    flags = _draw_flags(data, key_df, keys, v, len(out))
+    flags = draw_flags(data, key_df, keys, v, len(out))
     chosen = flags.pop("chosen")
     for name, value in flags.items():
         out[name] = value
@@ -622,176 +556,6 @@ def pools_note(n_models: int) -> str:
     return f"pools {n_models} models" if n_models > 1 else ""
 
 
-def _audited(df: pd.DataFrame) -> np.ndarray:
-    return df["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
-
-
-def _enforced(df: pd.DataFrame) -> np.ndarray:
-    """Checks recorded with ``advisory: false``; without that column, those an audit considered."""
-    if "advisory" in df.columns:
-        return (df["advisory"].astype("boolean") == False).fillna(False).to_numpy(bool)  # noqa: E712
-    return _audited(df) | pd.to_numeric(df["inclusion_p"], errors="coerce").notna().to_numpy()
-
-
-def _outside_design(
-    data: pd.DataFrame, enforced: np.ndarray, raw: np.ndarray, verdict: np.ndarray
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Enforced checks no draw could have considered: outside the draws' design.
-
-    One recorded before its step's switch (its first pass or unsure verdict recorded with
-    ``advisory: false``, as the monitor and ``audit draw`` read it: a blocking fail alone may
-    predate it) belongs to no enforcement period a draw offers. One recorded after the last
-    check a draw of its step considered had not arrived when the draws were made. Neither was
-    offered at probability 0, or every step with checks after its latest draw, or a fail
-    before its switch, would read as unequal. Without ``at``, or without a considered check,
-    nothing is outside.
-
-    Returns the checks outside the design of every draw (for the rates over several verdicts,
-    whose labels span every draw: after the last check any draw of the step considered), and
-    per verdict ``"pass"`` and ``"fail"`` the checks of that verdict recorded after the switch
-    and after the last one of that verdict a draw of the step considered (every one, in a step
-    whose draws considered none): outside the design of the draws that offered it, for the rate
-    over that verdict alone. Per verdict, so that a later fail draw does not turn passes that
-    had not arrived at the last pass draw into passes offered with probability 0.
-    """
-    none = np.zeros(len(data), dtype=bool)
-    considered = enforced & ~np.isnan(raw)
-    if "at" not in data.columns or not considered.any():
-        return none, {"pass": none, "fail": none}
-    at = pd.to_datetime(data["at"], utc=True).reset_index(drop=True)
-    cols = [c for c in ("process", "step") if c in data.columns]
-    step = (
-        pd.DataFrame({c: data[c].astype("string").fillna("") for c in cols}).reset_index(drop=True)
-        if cols
-        else pd.DataFrame({"__all": np.zeros(len(data), dtype=np.int64)})
-    )
-    keys = list(step.columns)
-    switching = enforced & np.isin(_text_values(data["verdict"]), ("pass", "unsure"))
-    lasts = {f"__last_{v}": at.where(considered & (verdict == v)) for v in ("pass", "fail")}
-    frame = step.assign(
-        __last=at.where(considered), __switch=at.where(switching), __drawn=considered, **lasts
-    )
-    g = frame.groupby(keys, dropna=False, sort=False)
-    last = g["__last"].transform("max")
-    switch = g["__switch"].transform("min")
-    early = (at < switch).fillna(False).to_numpy(dtype=bool)
-    late = (at > last).fillna(False).to_numpy(dtype=bool)
-    unconsidered = enforced & np.isnan(raw)
-    # A step no draw touched keeps the reading of every draw (its checks are inside).
-    drawn_step = g["__drawn"].transform("any").to_numpy(dtype=bool)
-    after = {}
-    for v in ("pass", "fail"):
-        last_v = g[f"__last_{v}"].transform("max")
-        beyond = ((at > last_v) | last_v.isna()).fillna(False).to_numpy(dtype=bool)
-        after[v] = unconsidered & (verdict == v) & drawn_step & beyond & ~early
-    return unconsidered & (early | late), after
-
-
-def _draw_flags(
-    data: pd.DataFrame,
-    key_df: pd.DataFrame,
-    keys: list[str],
-    verdict: np.ndarray,
-    n_rows: int,
-) -> dict[str, np.ndarray]:
-    """Per group: which rates the draws beside its audit labels leave without a meaning.
-
-    A group's unweighted rates over audit labels are its population's only when the draws
-    offered every check that rate conditions on alike, at one inclusion probability: the
-    false-pass rate the passes, the false-fail rate the fails, agreement and kappa every pass
-    and fail, TPR and TNR (over every labeled verdict) every verdict. The population is the
-    design's, not the sample's: every check recorded with advisory: false (drawn or not; a
-    verdict no draw offered has probability 0; :func:`_outside_design` leaves out those no
-    draw could consider) beside the group's audit labels, and a reviewed check (advisory)
-    counts as drawn with probability 1.
-
-    Returns the flag columns of :data:`DRAW_FLAGS`; ``chosen``, a ``labels`` group a draw
-    chose (or left) among the enforced checks when it did not offer every verdict alike (its
-    unsure and error shares are the draw's: a draw has no unsure verdict); and
-    ``n_selected``, the group's labels on enforced checks no draw drew (escalations,
-    decisions on undrawn checks: a sample the enforced check selected).
-    """
-    names = [flag for flag, _, _ in DRAW_FLAGS] + ["chosen"]
-    counts = ("n_selected", "n_later_pass", "n_later_fail", "n_pending")
-    out: dict[str, np.ndarray] = {c: np.zeros(n_rows, dtype=bool) for c in names}
-    out.update({c: np.zeros(n_rows, dtype=np.int64) for c in counts})
-    if "audited" not in data.columns or "inclusion_p" not in data.columns:
-        return out
-    audited = _audited(data)
-    labeled = data["label"].astype("boolean").notna().to_numpy()
-    # Drawn checks no decision has reached: the decided ones need not be a random part of them.
-    out["n_pending"] = _group_counts(key_df, keys, audited & ~labeled, n_rows)
-    enforced = _enforced(data)
-    selected = enforced & labeled & ~audited
-    if not (audited & labeled).any() and not selected.any():
-        return out
-    raw = pd.to_numeric(data["inclusion_p"], errors="coerce").to_numpy(dtype=float)
-    pi = np.where(enforced, np.nan_to_num(raw, nan=0.0), 1.0)
-    outside, after = _outside_design(data, enforced, raw, verdict)
-    inside = ~outside
-    is_pass, is_fail = verdict == "pass", verdict == "fail"
-    # Population keys: audit draws and undrawn enforced checks are one population (a constant
-    # key stands in when the grouping has none).
-    pop = key_df.assign(__all=0)
-    if "labels" in pop.columns:
-        pop["labels"] = np.where(pop["labels"] == LABEL_SOURCES["review"], "review", "enforced")
-    frame = pop.assign(
-        __pass=np.where(is_pass & inside & ~after["pass"], pi, np.nan),
-        __fail=np.where(is_fail & inside & ~after["fail"], pi, np.nan),
-        __dec=np.where((is_pass | is_fail) & inside, pi, np.nan),
-        __any=np.where(inside, pi, np.nan),
-        __later_pass=after["pass"].astype(np.int64),
-        __later_fail=after["fail"].astype(np.int64),
-    )
-    g = frame.groupby(list(pop.columns), dropna=False, sort=False)
-
-    def spread(column: str) -> np.ndarray:
-        width = g[column].transform("max") - g[column].transform("min")
-        return width.fillna(0).to_numpy() > 1e-12
-
-    drawn = audited & labeled
-
-    def later(verdict_: str) -> np.ndarray:
-        # Counted over the population (the late checks sit in another ``labels`` row than the
-        # draw's), said where the group has audit labels (whose rate leaves them out).
-        n = g[f"__later_{verdict_}"].transform("sum").to_numpy(dtype=np.int64)
-        return np.where(drawn, n, 0)
-
-    split = (
-        (key_df["labels"] != LABEL_SOURCES["review"]).to_numpy(dtype=bool)
-        if "labels" in key_df.columns
-        else np.zeros(len(data), dtype=bool)
-    )
-    rows = pd.DataFrame({
-        "unequal_draws_pass": spread("__pass") & drawn,
-        "unequal_draws_fail": spread("__fail") & drawn,
-        "unequal_draws": spread("__dec") & drawn,
-        "unequal_draws_verdicts": spread("__any") & drawn,
-        "chosen": spread("__any") & split,
-        "n_selected": selected.astype(np.int64),
-        "n_later_pass": later("pass"),
-        "n_later_fail": later("fail"),
-    }, index=data.index)  # fmt: skip
-    how = {**dict.fromkeys(names, "any"), "n_selected": "sum", "n_later_pass": "max",
-           "n_later_fail": "max"}  # fmt: skip
-    if not keys:
-        agg = rows.agg(how).to_frame().T
-    else:
-        agg = pd.concat([key_df, rows], axis=1).groupby(keys, dropna=False, sort=True).agg(how)
-    out.update({c: agg[c].to_numpy(dtype=bool if c in names else np.int64) for c in agg})
-    return out
-
-
-def _group_counts(
-    key_df: pd.DataFrame, keys: Sequence[str], mask: np.ndarray, n_rows: int
-) -> np.ndarray:
-    """How many rows of ``mask`` each group of :func:`group_sums` holds, in its row order."""
-    if not n_rows:
-        return np.zeros(0, dtype=np.int64)
-    counts = pd.Series(mask.astype(np.int64), index=key_df.index, name="__n")
-    return group_sums(key_df[list(keys)], counts.to_frame())["__n"].to_numpy(dtype=np.int64)
-
-
 def _withhold(
     out: pd.DataFrame, rows: np.ndarray, names: Sequence[str], *, reason: str = ""
 ) -> None:
@@ -806,34 +570,6 @@ def _withhold(
     if "agree" in names:
         out.loc[rows, ["kappa", "kappa_low", "kappa_high"]] = np.nan
         out.loc[rows, "kappa_reason"] = f"withheld ({reason})"
-
-
-def _draw_note(row: dict[str, Any]) -> str:
-    """What the draws beside a group's audit labels did not offer alike, what that withholds and
-    what holds (empty when every rate holds)."""
-    unequal = [(names, words) for flag, names, words in DRAW_FLAGS if row[flag]]
-    if not unequal:
-        return ""
-    withheld = {n for names, _ in unequal for n in names}
-    # The narrowest condition missed names it: every pass (or fail), else one probability.
-    verdicts = [w.removesuffix(" alike") for flag, _, w in DRAW_FLAGS[:2] if row[flag]]
-    what = f"{' or '.join(verdicts)} alike" if verdicts else unequal[0][1]
-    held = [
-        RATE_WORDS[n] for n, denominator in (
-            ("agree", "n_decided"), ("false_pass", "n_pass"), ("false_fail", "n_fail"),
-            ("tpr", "n_acceptable"), ("tnr", "n_not_acceptable"),
-        )
-        if n not in withheld and row[denominator]
-    ]  # fmt: skip
-    gone = [RATE_WORDS[n] for n in RATE_WORDS if n in withheld]
-    text = f"audit draws did not offer {what}: {_join(gone)} withheld"
-    if held:
-        text += f"; {_join(held)} hold{'s' if len(held) == 1 else ''}"
-    return f"{text} ({UNEQUAL_DRAWS_POINTER})"
-
-
-def _join(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _notes(
@@ -860,7 +596,7 @@ def _notes(
         if row["n_selected"]:
             parts.append(SELECTED_NOTE.format(n=row["n_selected"]))
         else:
-            if draws := _draw_note(row):
+            if draws := draw_note(row):
                 parts.append(draws)
             parts.extend(
                 LATER_NOTE.format(
@@ -880,143 +616,6 @@ def _notes(
             parts.append(QUESTION_UNIT)
         notes.append("; ".join(parts))
     return pd.Series(notes, index=out.index, dtype="string")
-
-
-def approvers(
-    submissions: pd.DataFrame,
-    *,
-    by: str | Sequence[str] | None = None,
-    agree_above: float = 0.95,
-    review_below_s: float = 30.0,
-    confidence: float = 0.95,
-    min_n: int = MIN_N,
-) -> pd.DataFrame:
-    """Per approver: approval rate, agreement with the check, review time, and a bias hint.
-
-    People see the check's verdict before deciding (check-1 §3), so a person
-    who follows it without reading inflates the measured agreement
-    (automation bias [1]_). An approver is flagged when, over at least
-    ``min_n`` labeled pass/fail verdicts, they agree with the check on at
-    least ``agree_above`` of them **and** their median time from the check's
-    ``at`` to their decision is at most ``review_below_s`` seconds. The flag is
-    a hint, with its reason in ``flag_reason``, not an accusation: a fast
-    approver may simply face easy cases.
-
-    Parameters
-    ----------
-    submissions : pandas.DataFrame
-        As returned by :func:`calibrate.dataset.submissions`; only labeled rows
-        are used, and not the decisions on audit-drawn checks (``audited``):
-        the reviewer saw only what the draw offered.
-    by : str or sequence of str, optional
-        Extra group keys crossed with the approver (e.g. ``["step"]``);
-        default none.
-    agree_above : float, default=0.95
-        Agreement (point estimate) at or above which agreement counts as
-        "very high".
-    review_below_s : float, default=30.0
-        Median review time, in seconds, at or below which it counts as "very short".
-    confidence : float, default=0.95
-        Level of the Wilson intervals.
-    min_n : int, default=:data:`calibrate.analysis.stats.MIN_N`
-        No flag and a "too few" note below this many labeled decisions.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per approver (``approver`` = ``decided_by``; missing when the
-        decision names nobody) and extra key, then :data:`APPROVER_COLUMNS`:
-        ``n`` labeled decisions, ``approval_rate`` (share acceptable) with
-        Wilson interval, ``agree`` with the check over labeled pass/fail
-        verdicts (``n_decided``), ``median_review_s`` over ``n_timed``
-        decisions with both times (negative when the decision is recorded
-        before the check, e.g. clock skew), ``n_models`` (evaluator models whose
-        checks the row's decisions were made on; ``note`` says "pools 2 models"
-        unless ``by`` has ``model``), ``flag`` and ``flag_reason``.
-
-    References
-    ----------
-    .. [1] Goddard, K., Roudsari, A. and Wyatt, J. C. (2012). Automation bias:
-       a systematic review of frequency, effect mediators, and mitigators.
-       JAMIA 19(1), 121-127.
-    .. [2] Wilson, E. B. (1927). Probable inference, the law of succession, and
-       statistical inference. JASA 22(158), 209-212.
-    """
-    extra = validate_by(by, default=())
-    keys = ["approver", *[k for k in _expand_question(extra) if k != "approver"]]
-    if "question" in keys:
-        raise ValueError("the approver view is per submission; 'question' is not a key here")
-    if not 0 < agree_above <= 1:
-        raise ValueError(f"agree_above must be in (0, 1], got {agree_above}")
-    require_columns(submissions, by, analysis="approvers")
-    label = submissions["label"].astype("boolean")
-    # Decisions on audit-drawn checks are left out: the reviewer saw only what the draw offered
-    # (a pass-only draw's "agreement" is one minus its false-pass rate), which says nothing of
-    # following the check.
-    drawn = (
-        _audited(submissions)
-        if "audited" in submissions.columns
-        else np.zeros(len(submissions), bool)
-    )
-    data = submissions[label.notna().to_numpy() & ~drawn]
-    acc = data["label"].astype("boolean").to_numpy(dtype=bool)
-    v = data["verdict"].astype("string").fillna("").to_numpy(dtype=object)
-    decided = (v == "pass") | (v == "fail")
-    agree = decided & ((v == "pass") == acc)
-    review = (
-        pd.to_datetime(data["decided_at"], utc=True) - pd.to_datetime(data["at"], utc=True)
-    ).dt.total_seconds()
-    values = pd.DataFrame(
-        {
-            "n": np.ones(len(data), dtype=np.int64),
-            "approvals": acc.astype(np.int64),
-            "n_decided": decided.astype(np.int64),
-            "n_agree": agree.astype(np.int64),
-            "n_timed": review.notna().to_numpy().astype(np.int64),
-        },
-        index=data.index,
-    )
-    key_df = key_frame(data, keys)
-    out = group_sums(key_df, values)
-    medians = (
-        pd.concat([key_df, review.rename("__review")], axis=1)
-        .groupby(keys, dropna=False, sort=True)["__review"]
-        .median()
-        .reset_index(drop=True)
-    )
-    out["median_review_s"] = medians.to_numpy(dtype=float) if len(out) else np.zeros(0)
-    # An approver's decisions span models (and steps and processes, unless ``by`` splits
-    # them): a row pooling models says so, as agreement's rows do.
-    out["n_models"] = models_per_group(data, key_df, keys, len(out))
-    pools = "model" not in keys
-    _rate_columns(out, "approval", "approvals", "n", confidence)
-    _rate_columns(out, "agree", "n_agree", "n_decided", confidence)
-
-    flags, reasons, notes = [], [], []
-    for n, n_dec, n_agree, rate, median, n_models in out[
-        ["n", "n_decided", "n_agree", "agree", "median_review_s", "n_models"]
-    ].itertuples(index=False):
-        fast = bool(np.isfinite(median) and median <= review_below_s)
-        close = bool(n_dec >= min_n and np.isfinite(rate) and rate >= agree_above)
-        flag = fast and close
-        flags.append(flag)
-        reasons.append(
-            f"agrees with the check on {n_agree} of {n_dec} decided verdicts ({rate:.0%}) "
-            f"and decides a median {median:.0f} s after it; people see the verdict before "
-            "deciding, so this may be automation bias (a hint, not proof)"
-            if flag
-            else ""
-        )
-        parts = [f"too few labels (n<{min_n})" if n < min_n else ""]
-        parts.append(pools_note(n_models) if pools else "")
-        notes.append("; ".join(p for p in parts if p))
-    out["flag"] = np.asarray(flags, dtype=bool)
-    out["flag_reason"] = pd.Series(reasons, index=out.index, dtype="string")
-    out["note"] = pd.Series(notes, index=out.index, dtype="string")
-    out = out[[*keys, *APPROVER_COLUMNS]]
-    out.attrs["interval_method"] = "Wilson score 95%"
-    out.attrs["thresholds"] = {"agree_above": agree_above, "review_below_s": review_below_s}
-    return out
 
 
 def agreement_records(df: pd.DataFrame) -> list[dict]:
@@ -1058,37 +657,6 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
         rec["interval_method"] = df.attrs.get("interval_method", INTERVAL_METHOD)
         if "unit" in df.attrs:
             rec["unit"] = df.attrs["unit"]
-        records.append(rec)
-    return records
-
-
-def approver_records(df: pd.DataFrame) -> list[dict]:
-    """The rows of :func:`approvers` as JSON-ready dicts.
-
-    Each has the keys, ``n``, ``approvals``, ``approval_rate`` and
-    ``approval_ci``, ``n_decided``, ``agree`` and ``agree_ci``, ``n_timed``,
-    ``median_review_s``, ``n_models``, ``flag``, ``flag_reason`` (``None`` when not
-    flagged), ``note``, the flag ``thresholds`` and ``interval_method``.
-    """
-    keys = [c for c in df.columns if c not in APPROVER_COLUMNS]
-    records = []
-    for row in df.to_dict("records"):
-        rec: dict = {k: _plain(row[k]) for k in keys}
-        rec["n"] = int(row["n"])
-        rec["approvals"] = int(row["approvals"])
-        rec["approval_rate"] = _plain(row["approval_rate"])
-        rec["approval_ci"] = [_plain(row["approval_low"]), _plain(row["approval_high"])]
-        rec["n_decided"] = int(row["n_decided"])
-        rec["agree"] = _plain(row["agree"])
-        rec["agree_ci"] = [_plain(row["agree_low"]), _plain(row["agree_high"])]
-        rec["n_timed"] = int(row["n_timed"])
-        rec["median_review_s"] = _plain(row["median_review_s"])
-        rec["n_models"] = int(row["n_models"])
-        rec["flag"] = bool(row["flag"])
-        rec["flag_reason"] = _plain(row["flag_reason"]) or None
-        rec["note"] = _plain(row["note"]) or ""
-        rec["thresholds"] = dict(df.attrs.get("thresholds", {}))
-        rec["interval_method"] = df.attrs.get("interval_method", "Wilson score 95%")
         records.append(rec)
     return records
 

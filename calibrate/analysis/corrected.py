@@ -19,11 +19,11 @@ import pandas as pd
 
 from calibrate.analysis.agreement import (
     DEFAULT_BY,
-    group_sums,
     key_frame,
     require_columns,
     validate_by,
 )
+from calibrate.analysis.grouping import group_sums
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import MIN_N, rogan_gladen, wilson_interval

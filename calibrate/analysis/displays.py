@@ -19,8 +19,10 @@ import numpy as np
 import pandas as pd
 
 from calibrate import drawing as plots
-from calibrate.analysis.agreement import AGREEMENT_COLUMNS, APPROVER_COLUMNS, LABEL_SOURCES
+from calibrate.analysis.agreement import AGREEMENT_COLUMNS
+from calibrate.analysis.approvers import APPROVER_COLUMNS
 from calibrate.analysis.audit_fixed import audit_detection
+from calibrate.analysis.draw_design import LABEL_SOURCES
 from calibrate.defaults import MIN_N
 
 #: Rates of :func:`calibrate.analysis.agreement.agreement`, for :func:`rate_table`
@@ -51,7 +53,7 @@ class IntervalDisplay:
     ----------
     table : pandas.DataFrame
         A result of :func:`calibrate.analysis.agreement.agreement` (or of
-        :func:`calibrate.analysis.agreement.approvers` for ``rate="agree"`` or
+        :func:`calibrate.analysis.approvers.approvers` for ``rate="agree"`` or
         ``"approval"``).
     rate : str, default="agree"
         A name from :data:`RATES`, or ``"approval"`` for the approver table.

@@ -103,7 +103,7 @@ def automation_bias(cur: pd.DataFrame, appr: pd.DataFrame | None) -> dict[str, A
         The step's checks on the current model and wording, with their labels
         and ``decided_by``.
     appr : pandas.DataFrame or None
-        The approvers' table (:func:`calibrate.analysis.agreement.approvers`),
+        The approvers' table (:func:`calibrate.analysis.approvers.approvers`),
         with each approver's ``flag`` and ``flag_reason``.
 
     Returns

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis import agreement as agreement_mod
+from calibrate.analysis import approvers as approvers_mod
 from calibrate.analysis.approval_pattern import approval_pattern
 from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
 from calibrate.analysis.audit_fixed import AuditPlan, audit_plan
@@ -318,7 +319,7 @@ def assess_step(
     by_week = agreement_mod.agreement(subs, by=["model", "week", "labels"])
     # The same split per model: an audit draw's labels are not pooled with advisory reviews.
     by_model = agreement_mod.agreement(subs, by=["model", "labels"])
-    appr = agreement_mod.approvers(reviews) if len(rev_labeled) else None
+    appr = approvers_mod.approvers(reviews) if len(rev_labeled) else None
     bias = automation_bias(reviews, appr)
     drivers = disagreement_drivers(lab_ans, top=8)
     distrust = distrusts_evaluator(criteria)

@@ -33,6 +33,7 @@ from calibrate.store import connect
 from calibrate.textsafe import strip_control
 
 lib = lazy_module("calibrate.analysis.agreement")
+approvers_lib = lazy_module("calibrate.analysis.approvers")
 corrected_lib = lazy_module("calibrate.analysis.corrected")
 dataset = lazy_module("calibrate.dataset")
 
@@ -163,10 +164,10 @@ def agreement_command(
         con.close()
     try:
         if show_approvers:
-            df = lib.approvers(
+            df = approvers_lib.approvers(
                 subs, by=keys or (), agree_above=flag_agree, review_below_s=flag_seconds
             )
-            records = lib.approver_records(df)
+            records = approvers_lib.approver_records(df)
         elif corrected:
             df = corrected_lib.corrected_pass_rate(subs, by=keys)
             records = corrected_lib.corrected_records(df)

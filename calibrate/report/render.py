@@ -33,10 +33,10 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from calibrate.analysis.agreement import LABEL_SOURCES
 from calibrate.analysis.audit import SequentialAuditPlan
 from calibrate.analysis.audit_fixed import AuditPlan
 from calibrate.analysis.displays import WeeklyDisplay  # noqa: F401 - re-exported
+from calibrate.analysis.draw_design import LABEL_SOURCES
 from calibrate.analysis.enforced_step import KEEP_ENFORCED
 from calibrate.analysis.plain import num as _num
 from calibrate.analysis.rate import Rate, limit_pct
