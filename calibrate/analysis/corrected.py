@@ -13,6 +13,7 @@ group, as the functions of :mod:`calibrate.analysis.agreement` do.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ from calibrate.analysis.agreement import (
     require_columns,
     validate_by,
 )
+from calibrate.analysis.draw_design import is_audited
 from calibrate.analysis.grouping import group_sums
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.rate import plain as _plain
@@ -343,6 +345,16 @@ def _one_probability(
     return out
 
 
+def _implied_shares(q: Any, tpr: Any, pi: Any) -> dict[str, np.ndarray]:
+    """P(acceptable | verdict) the reviews' correction implies: ``tpr * pi / q`` for a pass,
+    ``(1 - tpr) * pi / (1 - q)`` for a fail, clipped to [0, 1] (NaN where undefined)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            "pass": np.clip(tpr * pi / q, 0, 1),
+            "fail": np.clip((1 - tpr) * pi / (1 - q), 0, 1),
+        }
+
+
 def _combined(
     q: np.ndarray,
     tpr: np.ndarray,
@@ -358,12 +370,8 @@ def _combined(
     ``tpr * pi / q`` for a pass and ``(1 - tpr) * pi / (1 - q)`` for a fail (Rogan-Gladen
     ``pi``). With no audits it is the Rogan-Gladen estimate itself. Vectorised.
     """
-    pi = rogan_gladen(q, tpr, tnr)
+    implied = _implied_shares(q, tpr, rogan_gladen(q, tpr, tnr))
     with np.errstate(invalid="ignore", divide="ignore"):
-        implied = {
-            "pass": np.clip(tpr * pi / q, 0, 1),
-            "fail": np.clip((1 - tpr) * pi / (1 - q), 0, 1),
-        }
         total = np.zeros_like(np.asarray(q, dtype=float))
         for v, n_v in (("pass", n_pass), ("fail", n_fail)):
             k, m, n_off = audit[v]
@@ -429,14 +437,14 @@ def _audit_note(row: pd.Series, q: float, tpr: float, raw: float, confidence: fl
     """
     parts = []
     pi = min(max(raw, 0.0), 1.0) if np.isfinite(raw) else np.nan
+    shares = _implied_shares(q, tpr, pi)
     for v, many in (("pass", "passes"), ("fail", "fails")):
         if not row[f"audit_{v}_used"]:
             continue
         k, m = int(row[f"audit_{v}_acceptable"]), int(row[f"audit_{v}_n"])
-        implied = tpr * pi / q if v == "pass" else (1 - tpr) * pi / (1 - q)
+        implied = float(shares[v])
         if not np.isfinite(implied):
             continue
-        implied = min(max(implied, 0.0), 1.0)
         low, high = wilson_interval(k, m, confidence=confidence)
         if not low <= implied <= high:
             parts.append(
@@ -472,7 +480,7 @@ def _after_switch_kinds(
     decisions the filters already read as none (:meth:`calibrate.dataset.Filters.source`).
     """
     audited = (
-        submissions["audited"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        is_audited(submissions)
         if "audited" in submissions.columns
         else np.zeros(len(submissions), bool)
     )
