@@ -94,6 +94,7 @@ from calibrate.analysis.category_rates import (  # noqa: F401 - re-exported
     learn_pass_names,
     non_monotone_levels,
 )
+from calibrate.analysis.draw_design import is_audited
 from calibrate.analysis.question_calibration import (
     QuestionCalibration,
     choice_calibration,
@@ -287,7 +288,7 @@ def _after_switch(df: pd.DataFrame, after_switch: str) -> tuple[np.ndarray, np.n
     if after_switch == "keep":
         return after, np.zeros(len(df), bool)
     if after_switch == "audits" and "audited" in df.columns:
-        audited = df["audited"].astype("boolean").fillna(False).to_numpy(bool)
+        audited = is_audited(df)
         return after & audited, after & ~audited
     return np.zeros(len(df), bool), after
 
