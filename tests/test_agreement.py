@@ -377,12 +377,22 @@ def test_corrected_pass_rate_reads_reviews_not_labels_after_the_switch():
     # Every check after the switch is estimated, drawn or not: the pass rate is the check's.
     assert out["n_unlabeled"] == 1040 and out["n_unlabeled_decided"] == 1000
     assert out["apparent_pass_rate"] == pytest.approx(0.7)
-    assert out["estimate"] == pytest.approx((0.7 + 0.8 - 1) / (0.9 + 0.8 - 1))
-    # The same as with those labels never recorded (the filters' default reads them as none).
+    # The 600 passes the draw offered rest on its audits weighted by 1/inclusion_p (50/1 + 150/0.25
+    # acceptable of 100/1 + 150/0.25), the other 100 passes and the fails on the correction.
+    rg = (0.7 + 0.8 - 1) / (0.9 + 0.8 - 1)
+    implied = {"pass": 0.9 * rg / 0.7, "fail": 0.1 * rg / 0.3}
+    share = (50 + 150 / 0.25) / (100 + 150 / 0.25)
+    assert out["audit_pass_rate"] == pytest.approx(share) and out["audit_pass_weighted"]
+    assert out["estimate"] == pytest.approx(
+        (600 * share + 100 * implied["pass"] + 300 * implied["fail"]) / 1000
+    )
+    # TPR/TNR the same as with those labels never recorded (the filters' default reads them as
+    # none), which leaves the estimate Rogan-Gladen's.
     blank = after.assign(label=pd.array([pd.NA] * n, dtype="boolean"), audited=False)
     ref = corrected_pass_rate(pd.concat([reviews, blank], ignore_index=True), n_boot=300).iloc[0]
-    for col in ("tpr", "tnr", "apparent_pass_rate", "estimate", "low", "high"):
+    for col in ("tpr", "tnr", "apparent_pass_rate"):
         assert out[col] == ref[col], col
+    assert ref["estimate"] == pytest.approx(rg)
     (rec,) = corrected_records(corrected_pass_rate(pd.concat([reviews, after]), n_boot=50))
     assert rec["left_out"] == {"audits": 250, "escalations": 40, "undrawn": 5}
     with pytest.raises(ValueError, match="cannot group unlabeled"):
@@ -430,11 +440,77 @@ def test_corrected_rate_reads_the_audits_where_a_draw_offered_a_verdict_alike():
     # Audits that agree with the correction leave no note and barely move the estimate.
     calm = corrected_pass_rate(_drifted(n_audited_bad=14), n_boot=50).iloc[0]
     assert "audits of passes" not in calm["note"]
-    # A draw at two probabilities (by band) offered the passes unequally: not used.
+
+
+def test_corrected_rate_weights_the_audits_of_a_draw_at_several_probabilities():
+    """A draw that offered the passes at two probabilities (as ``--by-band`` does): the old code
+    left its audits unused and held the passes at the share Rogan-Gladen implies (0.857, resting
+    on the reviews). Now they rest on the audits' Hajek share, sum(y/pi) / sum(1/pi), with a
+    Wilson interval at the effective size, checked here against a computation label by label.
+    Fails on the old code."""
     df = _drifted()
     df.loc[df["check_id"].isin([f"ac{i}" for i in range(200)]), "inclusion_p"] = 0.9
-    uneq = corrected_pass_rate(df, n_boot=50).iloc[0]
-    assert not uneq["audit_pass_used"] and uneq["estimate"] == pytest.approx(rg)
+    out = corrected_pass_rate(df, n_boot=400).iloc[0]
+    # The 400 audit labels: 60 not acceptable and 140 acceptable at 0.9, 200 acceptable at 0.5.
+    y = np.r_[np.zeros(60), np.ones(340)]
+    w = 1 / np.r_[np.full(200, 0.9), np.full(200, 0.5)]
+    share = (w * y).sum() / w.sum()
+    assert share == pytest.approx((140 / 0.9 + 200 / 0.5) / (200 / 0.9 + 200 / 0.5))
+    # The effective size from the linearised variance (527.4 here), capped at the 400 labels.
+    n_eff = min(400, share * (1 - share) / ((w**2 * (y - share) ** 2).sum() / w.sum() ** 2))
+    low, high = (float(x) for x in wilson_interval(share * n_eff, n_eff))
+    q, tpr, tnr = 0.8, 0.9, 0.8
+    rg = (q + tnr - 1) / (tpr + tnr - 1)
+    implied_fail = (1 - tpr) * rg / (1 - q)
+    assert out["estimate"] == pytest.approx(0.8 * share + 0.2 * implied_fail)
+    assert out["low"] < out["estimate"] < out["high"]
+    assert (out["audit_pass_used"], out["audit_pass_weighted"], out["n_pass_offered"]) == (
+        True, True, 800,
+    )  # fmt: skip
+    assert (out["audit_pass_rate_low"], out["audit_pass_rate_high"]) == pytest.approx((low, high))
+    assert out["rests_on"] == (
+        "800 passes on 400 audit labels weighted by 1/inclusion_p (draws offered them at 2 "
+        "probabilities); 200 fails on the reviews' TPR/TNR"
+    )
+    assert f"audits of passes read weighted rate {share:.1%} (340 of 400 acceptable" in out["note"]
+    (rec,) = corrected_records(corrected_pass_rate(df, n_boot=50))
+    assert rec["audits"]["pass"] == {
+        "used": True, "n_offered": 800, "k": 340, "n": 400, "rate": pytest.approx(share),
+        "ci": pytest.approx([low, high]), "n_effective": pytest.approx(n_eff), "weighted": True,
+    }  # fmt: skip
+    assert rec["audits"]["fail"]["weighted"] is False and rec["audits"]["fail"]["n"] == 0
+    # One probability: the share is k / n and its interval Wilson's, named unweighted.
+    (alike,) = corrected_records(corrected_pass_rate(_drifted(), n_boot=50))
+    assert alike["audits"]["pass"]["rate"] == pytest.approx(340 / 400)
+    assert alike["audits"]["pass"]["ci"] == pytest.approx(
+        [float(x) for x in wilson_interval(340, 400)]
+    )
+    assert alike["audits"]["pass"]["weighted"] is False
+
+
+def test_corrected_interval_carries_the_weighted_audits_uncertainty():
+    """Where every decided check rests on a by-band draw's audits, the bootstrap (each stratum
+    redrawn on its own) gives about the audits' own interval: the old code gave Rogan-Gladen's
+    from the reviews, unrelated to the audits. Fails on the old code."""
+    reviews = frame(["pass"] * 720 + ["fail"] * 80 + ["pass"] * 40 + ["fail"] * 160,
+                    [True] * 800 + [False] * 200)  # fmt: skip
+    # 1000 passes after the switch: 100 near ones at 0.8 (80 audited, 60 acceptable), 900 far
+    # ones at 0.1 (90 audited, 85 acceptable).
+    label = [True] * 60 + [False] * 20 + [pd.NA] * 20 + [True] * 85 + [False] * 5 + [pd.NA] * 810
+    after = frame(["pass"] * 1000, label, advisory=False, audited=False, inclusion_p=0.1,
+                  left_out=False)  # fmt: skip
+    after["check_id"] = "a" + after["check_id"]
+    after.loc[:79, "audited"] = True
+    after.loc[100:189, "audited"] = True
+    after.loc[:99, "inclusion_p"] = 0.8
+    out = corrected_pass_rate(pd.concat([reviews, after], ignore_index=True), n_boot=2000).iloc[0]
+    share = (60 / 0.8 + 85 / 0.1) / (80 / 0.8 + 90 / 0.1)
+    assert out["estimate"] == pytest.approx(share) and out["audit_pass_rate"] == pytest.approx(
+        share
+    )
+    assert "on the reviews" not in out["rests_on"]
+    width = out["high"] - out["low"]
+    assert width == pytest.approx(out["audit_pass_rate_high"] - out["audit_pass_rate_low"], rel=0.3)
 
 
 def test_corrected_rates_count_what_they_use_and_carry_intervals():

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from calibrate import audit
+from calibrate.analysis.corrected import corrected_pass_rate, corrected_records
 from calibrate.analysis.monitor import monitor_store
 from calibrate.analysis.step_data import UNKNOWN_MODEL
 from calibrate.cli import app
@@ -376,7 +377,8 @@ def test_corrected_rate_measures_tpr_tnr_on_reviews_and_counts_the_audits(
     """`agreement --corrected` counted a by-band draw's labels unweighted beside the reviews
     (biasing TPR/TNR) and dropped the drawn checks from the set it estimates (biasing the
     apparent pass rate). Now both match the store before the audits, and the output counts what
-    it left out. Fails on the old code."""
+    it left out (the estimate moves: the checks the draw offered rest on its weighted audits,
+    test_corrected_rate_weights_a_by_band_draw_against_the_truth). Fails on the old code."""
     db = tmp_path / "s.duckdb"
     args = ["agreement", "--db", str(db), "--process", STEP["process"], "--corrected"]
 
@@ -401,7 +403,7 @@ def test_corrected_rate_measures_tpr_tnr_on_reviews_and_counts_the_audits(
     assert n_audits > 20
     out = corrected("--format", "json")
     (after,) = json.loads(out.stdout)
-    for key in ("tpr", "tnr", "n_labeled", "apparent_pass_rate", "estimate", "ci"):
+    for key in ("tpr", "tnr", "n_labeled", "apparent_pass_rate"):
         assert after[key] == before[key], key
     assert after["left_out"] == {"audits": n_audits, "escalations": esc, "undrawn": 0}
     assert f"{n_audits + esc} labels after the switch left out of TPR/TNR" in out.stderr
@@ -409,3 +411,36 @@ def test_corrected_rate_measures_tpr_tnr_on_reviews_and_counts_the_audits(
     assert f"({n_audits} audit-draw labels, {esc} escalations after the switch left out" in text
     refused = runner.invoke(app, [*args, "--with-escalations"])
     assert refused.exit_code == 2 and "--with-escalations does not apply" in refused.output
+
+
+def test_corrected_rate_weights_a_by_band_draw_against_the_truth(tmp_path, store, enforced_export):
+    """A by-band draw of passes and fails, reviewed from the simulation's truth: each verdict's
+    offered checks rest on its audits weighted by 1/inclusion_p, and the weighted shares and the
+    estimate hold the true acceptable shares of the checks they estimate. The old code left a
+    by-band draw's audits unused (Rogan-Gladen for every check). Fails on the old code."""
+    result = audit.draw(store, **STEP, rate=0.3, verdicts=("pass", "fail"), by_band=True, seed=3)
+    audit.write_csv(result, tmp_path / "audit.csv")
+    review_audit(tmp_path / "audit.csv", enforced_export / ".truth", tmp_path / "f.csv")
+    ingest(store, [tmp_path / "f.csv"])
+    subs = submissions(store, Filters(process=STEP["process"], step=STEP["step"]))
+    (rec,) = corrected_records(corrected_pass_rate(subs, by=["process", "step"]))
+    truth = pd.read_csv(
+        enforced_export / ".truth" / "truth.csv", dtype={"run": str, "attempt": str}
+    )
+    keys = pd.MultiIndex.from_arrays([subs[c].astype(str) for c in ("run_id", "step", "attempt")])
+    acceptable = truth.set_index(["run", "step", "attempt"])["acceptable"].reindex(keys).to_numpy()
+    # The checks estimated: the latest pass or fail verdict of each attempt no review labeled.
+    estimated = (
+        subs["is_latest"].astype(bool).to_numpy()
+        & subs["verdict"].isin(["pass", "fail"]).to_numpy()
+        & ~(subs["advisory"].astype(bool) & subs["label"].notna()).to_numpy()
+    )
+    assert estimated.sum() == rec["n_unlabeled_decided"]
+    offered = estimated & (pd.to_numeric(subs["inclusion_p"]).fillna(0) > 0).to_numpy()
+    for v in ("pass", "fail"):
+        share = rec["audits"][v]
+        rows = offered & (subs["verdict"] == v).to_numpy()
+        assert share["used"] and share["weighted"] and share["n_offered"] == rows.sum() > 30
+        assert share["ci"][0] <= acceptable[rows].mean() <= share["ci"][1], v
+    assert rec["ci"][0] <= acceptable[estimated].mean() <= rec["ci"][1]
+    assert "weighted by 1/inclusion_p" in rec["rests_on"]

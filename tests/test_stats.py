@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from calibrate.analysis.stats import MIN_N, measurably_above
+from calibrate.analysis.stats import MIN_N, hajek, hajek_interval, measurably_above, wilson_interval
 
 
 @pytest.mark.parametrize("delta", [0.05, 0.1, 0.2])
@@ -37,3 +37,27 @@ def test_measurably_above_broadcasts_and_refuses_impossible_counts():
     with pytest.raises(ValueError, match="0 <= k <= n"):
         measurably_above(5, 4, 0.1, delta=0.1)
     assert isinstance(measurably_above(np.array([3]), np.array([50]), 0.01, delta=0.1), np.ndarray)
+
+
+def test_hajek_interval_is_wilson_at_the_effective_size():
+    """The Hajek share's interval, checked against a computation label by label: the linearised
+    variance's effective size where it is below the labels' count, Kish's where every label
+    agrees, and Wilson's interval of k of n at one probability."""
+    # 30 labels at 0.5 (10 acceptable), 20 at 0.1 (15 acceptable).
+    y = np.r_[np.ones(10), np.zeros(20), np.ones(15), np.zeros(5)]
+    w = 1 / np.r_[np.full(30, 0.5), np.full(20, 0.1)]
+    p = (w * y).sum() / w.sum()
+    assert float(hajek([10, 15], [30, 20], [0.5, 0.1])) == pytest.approx(p)
+    assert float(hajek(y, 1, 1 / w)) == pytest.approx(p)
+    n_eff = p * (1 - p) / ((w**2 * (y - p) ** 2).sum() / w.sum() ** 2)
+    assert n_eff < 50
+    low, high, got = hajek_interval([10, 15], [30, 20], [0.5, 0.1])
+    assert got == pytest.approx(n_eff)
+    assert (low, high) == pytest.approx([float(x) for x in wilson_interval(p * n_eff, n_eff)])
+    # Every label acceptable: no variance to read, Kish's size.
+    low, high, got = hajek_interval([30, 20], [30, 20], [0.5, 0.1])
+    assert got == pytest.approx(w.sum() ** 2 / (w**2).sum()) and high == 1.0
+    # One probability: k / n with Wilson's interval.
+    low, high, got = hajek_interval([7, 5], [10, 10], [0.3, 0.3])
+    assert got == 20 and (low, high) == pytest.approx([float(x) for x in wilson_interval(12, 20)])
+    assert np.isnan(hajek_interval([0], [0], [0.5])[0]) and np.isnan(float(hajek([0], [0], [0.5])))

@@ -4,8 +4,9 @@ Once approvals stop, the check's verdicts are all that is seen of the
 submissions it decides alone. The Rogan-Gladen estimator corrects their
 apparent pass rate with the check's sensitivity and specificity measured on
 the reviews of every verdict of the same group (labels after the switch are
-left out and counted); a percentile bootstrap of both sets gives its interval
-(references in :func:`corrected_pass_rate`). Takes the
+left out and counted); the checks an audit draw offered rest instead on its
+audits, weighted by ``1 / inclusion_p`` (Hajek). A percentile bootstrap of
+every set gives the interval (references in :func:`corrected_pass_rate`). Takes the
 DataFrame of :func:`calibrate.dataset.submissions` and returns one row per
 group, as the functions of :mod:`calibrate.analysis.agreement` do.
 """
@@ -26,9 +27,9 @@ from calibrate.analysis.agreement import (
 )
 from calibrate.analysis.draw_design import is_audited
 from calibrate.analysis.grouping import group_sums
-from calibrate.analysis.rate import Rate
+from calibrate.analysis.rate import Rate, weighted_text
 from calibrate.analysis.rate import plain as _plain
-from calibrate.analysis.stats import MIN_N, rogan_gladen, wilson_interval
+from calibrate.analysis.stats import MIN_N, hajek, hajek_interval, rogan_gladen, wilson_interval
 from calibrate.analysis.step_data import after_switch_labels
 
 __all__ = ["CORRECTED_COLUMNS", "LEFT_OUT_KINDS", "corrected_pass_rate", "corrected_records"]
@@ -41,12 +42,14 @@ CORRECTED_COLUMNS = [
     "labeled_acceptable_rate", "labeled_acceptable_rate_low", "labeled_acceptable_rate_high",
     "apparent_pass_rate", "apparent_pass_rate_low", "apparent_pass_rate_high",
     "tpr", "tpr_low", "tpr_high", "tnr", "tnr_low", "tnr_high",
-    "n_pass_offered", "audit_pass_n", "audit_pass_acceptable", "audit_pass_used",
-    "n_fail_offered", "audit_fail_n", "audit_fail_acceptable", "audit_fail_used",
+    *(f"{c}_{v}_{x}" for v in ("pass", "fail") for c, x in (
+        ("n", "offered"), ("audit", "n"), ("audit", "acceptable"), ("audit", "rate"),
+        ("audit", "rate_low"), ("audit", "rate_high"), ("audit", "n_effective"),
+        ("audit", "weighted"), ("audit", "used"))),
     "estimate", "low", "high", "rests_on", "n_boot", "note",
 ]  # fmt: skip
 #: Columns read besides :func:`calibrate.analysis.agreement.input_columns` ``"corrected"``:
-#: which draw offered a check, for the audits that stand for its verdict.
+#: the probability a draw offered a check with, for the audits that stand for its verdict.
 EXTRA_COLUMNS = ("inclusion_p",)
 #: The shares with a Wilson interval (``<name>_low``/``<name>_high`` columns, ``<name>_ci`` in JSON).
 WILSON_SHARES = ("tpr", "tnr", "apparent_pass_rate", "labeled_acceptable_rate")
@@ -105,20 +108,30 @@ def corrected_pass_rate(
 
     The correction assumes TPR and TNR have not changed since the reviews
     (same step, model, thresholds and kind of work); a drift breaks it. So
-    where a stored draw offered every estimated check of a verdict alike (one
-    inclusion probability > 0), those checks are held at the acceptable share
-    among that verdict's audit labels (a random sample of them), and only the
-    checks no draw offered alike at the share the correction implies
+    the checks of a verdict that stored draws offered (each at its inclusion
+    probability ``pi > 0``) are held at that verdict's audit share, the Hajek
+    estimate [3]_ over its decided audit labels ``y`` (1 acceptable)::
+
+        audit_share_v = sum(y / pi) / sum(1 / pi)
+
+    (``k / n`` where one probability offered them all), and only the checks
+    no draw offered (recorded after the last draw, a verdict no draw took, a
+    draw whose audits are all pending) at the share the correction implies
     (``tpr * pi / q`` for a pass, ``(1 - tpr) * pi / (1 - q)`` for a fail)::
 
-        estimate = sum over pass, fail of n_v_audited * audit_share_v
-                   + (n_v - n_v_audited) * implied_v, over n_pass + n_fail
+        estimate = sum over pass, fail of n_v_offered * audit_share_v
+                   + (n_v - n_v_offered) * implied_v, over n_pass + n_fail
 
-    With no such draw it is the Rogan-Gladen estimate. ``rests_on`` says
-    which checks rest on which labels, and a note names both figures where
-    the implied share lies outside the audits' Wilson interval (the check
-    changed since the reviews). The bootstrap resamples the audits too; no
-    estimate, no interval.
+    With no audits it is the Rogan-Gladen estimate. The share's interval is
+    Wilson's at the labels' effective size
+    (:func:`calibrate.analysis.stats.hajek_interval`; Wilson's of ``k`` of
+    ``n`` at one probability). ``rests_on`` says which checks rest on which
+    labels, and a note names both figures where the implied share lies
+    outside the audits' interval (the check changed since the reviews). The
+    bootstrap resamples the audits too, each probability's stratum on its own
+    as Poisson sampling drew it (its audited count from its offered checks,
+    then their labels), so the interval carries the weighted share's
+    uncertainty; no estimate, no interval.
 
     Parameters
     ----------
@@ -150,9 +163,13 @@ def corrected_pass_rate(
         verdict: ``n_acceptable`` + ``n_not_acceptable``; the reviewed unsure or
         error verdicts are ``n_labeled_undecided``), each share of
         :data:`WILSON_SHARES` with its Wilson ``_low``/``_high``, per verdict the
-        checks a draw offered alike (``n_<v>_offered``), their audit labels
-        (``audit_<v>_n``, ``audit_<v>_acceptable``) and whether the estimate
-        uses them (``audit_<v>_used``), ``rests_on`` in words, the labels after the
+        checks a draw offered (``n_<v>_offered``, 0 where the estimate does not
+        use their audits), their audit labels (``audit_<v>_n``,
+        ``audit_<v>_acceptable``), the audit share ``audit_<v>_rate`` with its
+        ``_low``/``_high`` and ``audit_<v>_n_effective``, whether that share is
+        weighted (``audit_<v>_weighted``: audits at more than one probability,
+        so not ``k / n``) and whether the estimate uses them
+        (``audit_<v>_used``), ``rests_on`` in words, the labels after the
         switch left out of them (``left_out_audits``: audit-draw labels;
         ``left_out_escalations``: decided unsure or error verdicts;
         ``left_out_undrawn``: decisions on enforced pass or fail checks no
@@ -177,6 +194,8 @@ def corrected_pass_rate(
     .. [2] Lang, Z. and Reiczigel, J. (2014). Confidence limits for prevalence
        of disease adjusted for estimated sensitivity and specificity.
        Preventive Veterinary Medicine 113(1), 13-22.
+    .. [3] Sarndal, C.-E., Swensson, B. and Wretman, J. (1992). Model Assisted
+       Survey Sampling, sections 5.7 and 3.6 (Poisson sampling). Springer.
     """
     keys = validate_by(by, default=DEFAULT_BY)
     bad = [k for k in keys if k in ("question", "approver", "labels")]
@@ -202,7 +221,7 @@ def corrected_pass_rate(
     decided = passed | failed
     audits, other = _after_switch_kinds(submissions, after)
     # The checks a draw offered (inclusion probability > 0) among those estimated, and
-    # the audit labels on them: a sample of that verdict's checks when all were offered alike.
+    # the audit labels on them: a Poisson sample of that verdict's offered checks, at pi each.
     pi = _inclusion_p(submissions)
     offered = unlabeled & decided & (pi > 0)
     sampled = offered & audits
@@ -250,18 +269,21 @@ def corrected_pass_rate(
             out[name] = np.where(n > 0, k / n, np.nan)
         out[f"{name}_low"], out[f"{name}_high"] = wilson_interval(k, n, confidence=confidence)
     tpr, tnr, q = (out[c].to_numpy(dtype=float) for c in ("tpr", "tnr", "apparent_pass_rate"))
-    # A verdict's audits stand for its offered checks when one probability offered them all.
-    alike = _one_probability(key_df, pi, offered, passed, failed)
+    # A verdict's audits stand for its offered checks, each weighted by 1 / its probability.
+    strata = _strata(key_df, len(out), pi, offered, sampled, acc, {"pass": passed, "fail": failed})
     audit = {}
     for v in ("pass", "fail"):
-        m = out[f"audit_{v}_n"].to_numpy(dtype=float)
-        use = alike[v] & (m > 0)
+        use = out[f"audit_{v}_n"].to_numpy(dtype=float) > 0
         out[f"n_{v}_offered"] = np.where(use, out[f"n_{v}_offered"], 0)
-        audit[v] = (
-            out[f"audit_{v}_acceptable"].to_numpy(dtype=float),
-            m,
-            out[f"n_{v}_offered"].to_numpy(dtype=float),
-        )
+        shares = np.array(
+            [(float(hajek(k, m, w)), *hajek_interval(k, m, w, confidence=confidence))
+             for _, m, k, w in (t.T for t in strata[v])]
+        ).reshape(-1, 4)  # fmt: skip
+        for j, col in enumerate(("rate", "rate_low", "rate_high", "n_effective")):
+            out[f"audit_{v}_{col}"] = shares[:, j]
+        # Named weighted where the share is not k / n: audits at more than one probability.
+        out[f"audit_{v}_weighted"] = [_spread(t[t[:, 1] > 0, 3]) for t in strata[v]]
+        audit[v] = (shares[:, 0], out[f"n_{v}_offered"].to_numpy(dtype=float))
         out[f"audit_{v}_used"] = use
     n_pass = u_pass
     n_fail = n_unl - u_pass
@@ -275,10 +297,10 @@ def corrected_pass_rate(
         if np.isfinite(point[i]):
             lo, hi = _bootstrap(
                 (tp[i], fn[i], fp[i], tn[i]),
-                {v: tuple(x[i] for x in audit[v]) for v in audit},
+                {v: (strata[v][i], audit[v][1][i]) for v in audit},
                 u_pass[i], n_unl[i], rng, n_boot, confidence,
             )  # fmt: skip
-        needs_rg = (n_pass[i] > audit["pass"][2][i]) or (n_fail[i] > audit["fail"][2][i])
+        needs_rg = (n_pass[i] > audit["pass"][1][i]) or (n_fail[i] > audit["fail"][1][i])
         note = _rg_note(
             tp[i] + fn[i], fp[i] + tn[i], n_unl[i], n_all[i], tpr[i], tnr[i], raw[i], min_n,
             needs_rg=needs_rg,
@@ -296,13 +318,16 @@ def corrected_pass_rate(
         notes.append(note)
     out["low"] = np.asarray(lows, dtype=float)
     out["high"] = np.asarray(highs, dtype=float)
-    out["rests_on"] = [_rests_on(out.iloc[i]) for i in range(len(out))]
+    out["rests_on"] = [
+        _rests_on(out.iloc[i], {v: len(strata[v][i]) for v in strata}) for i in range(len(out))
+    ]
     out["n_boot"] = n_boot
     out["note"] = pd.Series(notes, index=out.index, dtype="string")
     out = out[[*keys, *CORRECTED_COLUMNS]]
     out.attrs["interval_method"] = (
         f"percentile bootstrap {confidence:.0%}, {n_boot} resamples; "
-        f"TPR, TNR and shares: Wilson score {confidence:.0%}"
+        f"TPR, TNR and shares: Wilson score {confidence:.0%} (weighted audit shares: at "
+        "their effective size)"
     )
     return out
 
@@ -319,30 +344,45 @@ def _inclusion_p(submissions: pd.DataFrame) -> np.ndarray:
     return np.nan_to_num(pi, nan=0.0)
 
 
-def _one_probability(
+def _strata(
     key_df: pd.DataFrame,
+    n_groups: int,
     pi: np.ndarray,
     offered: np.ndarray,
-    passed: np.ndarray,
-    failed: np.ndarray,
-) -> dict[str, np.ndarray]:
-    """Per group and verdict: every offered check of that verdict at one inclusion probability.
+    sampled: np.ndarray,
+    acc: np.ndarray,
+    verdicts: dict[str, np.ndarray],
+) -> dict[str, list[np.ndarray]]:
+    """Per verdict and group (in :func:`group_sums`' order): its offered checks by probability.
 
-    As in :func:`calibrate.analysis.agreement.agreement`, the design decides, not the sample:
-    a ``--by-band`` draw offers one verdict at several probabilities, so its unweighted labels
-    stand for no verdict's checks.
+    Each an array with one row a stratum of one inclusion probability: the checks offered,
+    audited (decided) and audited acceptable, and the probability. Under Poisson sampling the
+    checks of one probability are drawn alike (a band of a ``--by-band`` draw, a uniform draw):
+    the bootstrap redraws each stratum on its own, as the design did.
     """
+    gid = (
+        key_df.groupby(list(key_df.columns), dropna=False, sort=True).ngroup().to_numpy()
+        if len(key_df.columns)
+        else np.zeros(len(key_df), dtype=np.int64)
+    )
     out = {}
-    for v, rows in (("pass", passed), ("fail", failed)):
-        frame = key_df.assign(__pi=np.where(offered & rows, pi, np.nan))
-        if not len(key_df.columns):
-            col = frame["__pi"]
-            out[v] = np.array([not (col.max() - col.min() > 1e-12)])
-            continue
-        g = frame.groupby(list(key_df.columns), dropna=False, sort=True)["__pi"]
-        width = (g.max() - g.min()).fillna(0).to_numpy(dtype=float)
-        out[v] = width <= 1e-12
+    for v, rows in verdicts.items():
+        sel = offered & rows
+        frame = pd.DataFrame({
+            "g": gid[sel], "pi": np.round(pi[sel], 12), "n": np.ones(int(sel.sum())),
+            "m": sampled[sel].astype(float), "k": (sampled & acc)[sel].astype(float),
+        })  # fmt: skip
+        sums = frame.groupby(["g", "pi"], sort=True)[["n", "m", "k"]].sum().reset_index()
+        per = [np.zeros((0, 4)) for _ in range(n_groups)]
+        for g, part in sums.groupby("g"):
+            per[int(g)] = part[["n", "m", "k", "pi"]].to_numpy(dtype=float)
+        out[v] = per
     return out
+
+
+def _spread(pi: np.ndarray) -> bool:
+    """More than one probability among ``pi``."""
+    return bool(pi.size and np.ptp(pi) > 1e-12)
 
 
 def _implied_shares(q: Any, tpr: Any, pi: Any) -> dict[str, np.ndarray]:
@@ -359,24 +399,25 @@ def _combined(
     q: np.ndarray,
     tpr: np.ndarray,
     tnr: np.ndarray,
-    audit: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
+    audit: dict[str, tuple[np.ndarray, np.ndarray]],
     n_pass: np.ndarray,
     n_fail: np.ndarray,
 ) -> np.ndarray:
     """The acceptable share of the decided set: each verdict's checks at P(acceptable | verdict).
 
-    For the checks a draw offered alike, the audits' share; for the others (none offered,
-    or after or before the draws), the share the reviews' correction implies,
-    ``tpr * pi / q`` for a pass and ``(1 - tpr) * pi / (1 - q)`` for a fail (Rogan-Gladen
-    ``pi``). With no audits it is the Rogan-Gladen estimate itself. Vectorised.
+    ``audit[v]`` is the audits' (Hajek) share and the checks a draw offered; those checks are
+    held at that share, the others (none offered: after the last draw, or a verdict never
+    drawn) at the share the reviews' correction implies, ``tpr * pi / q`` for a pass and
+    ``(1 - tpr) * pi / (1 - q)`` for a fail (Rogan-Gladen ``pi``). With no audits it is the
+    Rogan-Gladen estimate itself. Vectorised.
     """
     implied = _implied_shares(q, tpr, rogan_gladen(q, tpr, tnr))
     with np.errstate(invalid="ignore", divide="ignore"):
         total = np.zeros_like(np.asarray(q, dtype=float))
         for v, n_v in (("pass", n_pass), ("fail", n_fail)):
-            k, m, n_off = audit[v]
+            share, n_off = audit[v]
             rest = n_v - n_off
-            part = np.where(n_off > 0, n_off * k / np.where(m > 0, m, 1), 0.0)
+            part = np.where(n_off > 0, n_off * share, 0.0)
             part = part + np.where(rest > 0, rest * implied[v], 0.0)
             total = total + part
         n = n_pass + n_fail
@@ -385,7 +426,7 @@ def _combined(
 
 def _bootstrap(
     cells: tuple[float, float, float, float],
-    audit: dict[str, tuple[float, float, float]],
+    audit: dict[str, tuple[np.ndarray, float]],
     u_pass: float,
     n_unl: float,
     rng: np.random.Generator,
@@ -394,8 +435,12 @@ def _bootstrap(
 ) -> tuple[float, float]:
     """Percentile interval of :func:`_combined`, resampling the reviews, the audits and ``q``.
 
-    A resample whose correction is undefined (``tpr + tnr <= 1``) where the estimate needs it
-    gives none; fewer than half giving one leaves no interval.
+    ``audit[v]`` holds the verdict's strata (:func:`_strata`) and the checks offered that the
+    estimate holds at the audits' share (0: none). Each stratum is redrawn on its own, as the
+    draw made it: its audits from its offered checks at its audited share, their labels at its
+    acceptable share; the Hajek share of the redrawn strata is the resample's. A resample whose
+    correction is undefined (``tpr + tnr <= 1``) where the estimate needs it, or whose audits
+    are all redrawn away, gives none; fewer than half giving one leaves no interval.
     """
     nan = (float("nan"), float("nan"))
     tp, fn, fp, tn = cells
@@ -406,19 +451,24 @@ def _bootstrap(
     else:
         b_tp = b_fn = b_fp = b_tn = np.zeros(n_boot)
     b_pass = rng.binomial(int(n_unl), u_pass / n_unl, size=n_boot).astype(float)
-    b_audit = {}
-    for v, (k, m, n_off) in audit.items():
-        b_k = rng.binomial(int(m), k / m, size=n_boot) if m > 0 else np.zeros(n_boot)
-        b_audit[v] = (b_k.astype(float), np.full(n_boot, m), np.full(n_boot, n_off))
+    b_share = {}
+    for v, (strata, n_off) in audit.items():
+        b_share[v] = np.zeros(n_boot)
+        if n_off > 0:
+            n, m, k, pi = strata.T
+            b_m = rng.binomial(n.astype(np.int64), m / n, size=(n_boot, len(n)))
+            b_k = rng.binomial(b_m, np.divide(k, m, out=np.zeros_like(k), where=m > 0))
+            b_share[v] = hajek(b_k, b_m, pi)
     with np.errstate(invalid="ignore", divide="ignore"):
         b_tpr = b_tp / (b_tp + b_fn)
         b_tnr = b_tn / (b_fp + b_tn)
     # The verdict counts resample with q; the offered checks of each stay as the design made
     # them (capped by the resampled count).
     n_pass, n_fail = b_pass, n_unl - b_pass
-    for v, n_v in (("pass", n_pass), ("fail", n_fail)):
-        k, m, n_off = b_audit[v]
-        b_audit[v] = (k, m, np.minimum(n_off, n_v))
+    b_audit = {
+        v: (b_share[v], np.minimum(audit[v][1], n_v))
+        for v, n_v in (("pass", n_pass), ("fail", n_fail))
+    }
     est = _combined(b_pass / n_unl, b_tpr, b_tnr, b_audit, n_pass, n_fail)
     finite = est[np.isfinite(est)]
     if finite.size < n_boot / 2:
@@ -432,8 +482,9 @@ def _audit_note(row: pd.Series, q: float, tpr: float, raw: float, confidence: fl
     """Where the audits of a verdict contradict the share the reviews' correction implies.
 
     The correction assumes TPR and TNR have not changed since the reviews; an audit draw
-    tests that for the verdict it offered: the implied share outside the audits' Wilson
-    interval says the check changed, and the estimate then rests on the audits there.
+    tests that for the verdict it offered: the implied share outside the audits' interval
+    (Wilson, at the effective size where weighted) says the check changed, and the estimate
+    then rests on the audits there.
     """
     parts = []
     pi = min(max(raw, 0.0), 1.0) if np.isfinite(raw) else np.nan
@@ -445,28 +496,46 @@ def _audit_note(row: pd.Series, q: float, tpr: float, raw: float, confidence: fl
         implied = float(shares[v])
         if not np.isfinite(implied):
             continue
-        low, high = wilson_interval(k, m, confidence=confidence)
+        low, high = row[f"audit_{v}_rate_low"], row[f"audit_{v}_rate_high"]
         if not low <= implied <= high:
+            read = (
+                weighted_text(row[f"audit_{v}_rate"], k, m, "acceptable", ".1%",
+                              f"{confidence:.0%} CI {low:.1%}–{high:.1%}")
+                if row[f"audit_{v}_weighted"]
+                else f"{Rate(k, m).text()} acceptable"
+            )  # fmt: skip
             parts.append(
-                f"the audits of {many} read {Rate(k, m).text()} acceptable, the reviews' "
-                f"correction implies {implied:.1%}: the check changed since the reviews, so "
-                f"the audited {many} rest on the audits, not on TPR/TNR"
+                f"the audits of {many} read {read}, the reviews' correction implies "
+                f"{implied:.1%}: the check changed since the reviews, so the audited {many} rest "
+                "on the audits, not on TPR/TNR"
             )
     return "; ".join(parts)
 
 
-def _rests_on(row: pd.Series) -> str:
-    """Which labels the estimate rests on, per verdict, in words."""
+def _rests_on(row: pd.Series, n_probabilities: dict[str, int]) -> str:
+    """Which labels the estimate rests on, per verdict, in words.
+
+    ``n_probabilities``: per verdict, how many inclusion probabilities offered its checks.
+    """
     parts = []
     for v, many in (("pass", "passes"), ("fail", "fails")):
         n_v = row["u_pass"] if v == "pass" else row["n_unlabeled_decided"] - row["u_pass"]
         n_off = int(row[f"n_{v}_offered"]) if row[f"audit_{v}_used"] else 0
         if n_off:
-            parts.append(
-                f"{n_off} {many} on {int(row[f'audit_{v}_n'])} audit labels (a draw offered "
-                "them alike)"
+            how = (
+                f"weighted by 1/inclusion_p (draws offered them at {n_probabilities[v]} "
+                "probabilities)"
+                if row[f"audit_{v}_weighted"]
+                else "(a draw offered them alike)"
             )
-        if n_v - n_off > 0:
+            parts.append(f"{n_off} {many} on {int(row[f'audit_{v}_n'])} audit labels {how}")
+        if n_v - n_off > 0 and n_off:
+            # Not offered: recorded after the last draw (or unreviewed before the switch).
+            parts.append(
+                f"{int(n_v - n_off)} {many} no draw offered (after the last draw, or unreviewed "
+                "before the switch) on the reviews' TPR/TNR"
+            )
+        elif n_v - n_off > 0:
             parts.append(f"{int(n_v - n_off)} {many} on the reviews' TPR/TNR")
     return "; ".join(parts)
 
@@ -511,7 +580,7 @@ def _rg_note(
             "verdict (unsure ones go to a person)"
         )
     if not needs_rg:
-        # Every decided check rests on audits a draw offered alike: no TPR/TNR needed.
+        # Every decided check rests on audits of a draw that offered it: no TPR/TNR needed.
         return "" if n_unl >= min_n else f"too few unlabeled pass or fail verdicts (n<{min_n})"
     if n_acc == 0 or n_not == 0:
         which = "acceptable" if n_acc == 0 else "not-acceptable"
@@ -546,13 +615,13 @@ def corrected_records(df: pd.DataFrame) -> list[dict]:
     and ``high`` folded into ``ci``, each share's of :data:`WILSON_SHARES`
     into ``<name>_ci``, the ``left_out_<kind>`` counts into ``left_out``
     (``{"audits": ..., "escalations": ..., "undrawn": ...}``), the audit
-    columns into ``audits`` (per verdict: ``used``, ``n_offered`` and the
-    audit labels' ``k`` acceptable of ``n`` with ``rate`` and Wilson ``ci``),
-    and ``interval_method``.
+    columns into ``audits`` (per verdict: ``used``, ``n_offered``, the audit
+    labels' ``k`` acceptable of ``n``, their share ``rate`` (weighted by
+    ``1 / inclusion_p``) with its ``ci`` and ``n_effective``, and
+    ``weighted``: true where ``rate`` is not ``k / n``), and ``interval_method``.
     """
     records = []
-    audit_cols = [f"{c}_{v}_{x}" for v in ("pass", "fail") for c, x in (
-        ("n", "offered"), ("audit", "n"), ("audit", "acceptable"), ("audit", "used"))]  # fmt: skip
+    audit_cols = [c for c in CORRECTED_COLUMNS if c.startswith(("audit_", "n_pass_", "n_fail_"))]
     folded = (
         "low", "high", "note", *(f"left_out_{k}" for k in LEFT_OUT_KINDS),
         *(f"{n}_{b}" for n in WILSON_SHARES for b in ("low", "high")), *audit_cols,
@@ -566,7 +635,12 @@ def corrected_records(df: pd.DataFrame) -> list[dict]:
             v: {
                 "used": bool(row[f"audit_{v}_used"]),
                 "n_offered": int(row[f"n_{v}_offered"]),
-                **Rate(int(row[f"audit_{v}_acceptable"]), int(row[f"audit_{v}_n"])).to_dict(),
+                "k": int(row[f"audit_{v}_acceptable"]),
+                "n": int(row[f"audit_{v}_n"]),
+                "rate": _plain(row[f"audit_{v}_rate"]),
+                "ci": [_plain(row[f"audit_{v}_rate_low"]), _plain(row[f"audit_{v}_rate_high"])],
+                "n_effective": _plain(row[f"audit_{v}_n_effective"]),
+                "weighted": bool(row[f"audit_{v}_weighted"]),
             }
             for v in ("pass", "fail")
         }

@@ -63,6 +63,15 @@ class Rate:
         }
 
 
+def weighted_text(rate: float, k: int, n: int, what: str, fmt: str, detail: str) -> str:
+    """A share weighted by ``1/inclusion_p`` beside its unweighted counts, named weighted.
+
+    ``"weighted rate 7.1% (17 of 131 audited, weighted by 1/inclusion_p; <detail>)"``: the
+    counts alone would read as the rate ``k / n``, which it is not (outside review).
+    """
+    return f"weighted rate {rate:{fmt}} ({k} of {n} {what}, weighted by 1/inclusion_p; {detail})"
+
+
 def plain(value: Any) -> Any:
     """A JSON-ready scalar: NaN/NA become None, NumPy scalars become Python ones."""
     if value is None or value is pd.NA or value is pd.NaT:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from calibrate.analysis.rate import weighted_text
 from calibrate.analysis.sequential import (
     ConfidenceSequence,
     confidence_sequence,
@@ -22,6 +23,7 @@ from calibrate.analysis.sequential import (
     log_wealth,
     memory_for,
 )
+from calibrate.analysis.stats import hajek
 
 
 @dataclass(frozen=True)
@@ -97,10 +99,7 @@ class RateMonitor:
         after ones that did not (outside review: "17 of 131 audited (7.1%)" read as 17/131).
         """
         if self.weighted:
-            return (
-                f"weighted rate {self.rate:{fmt}} ({self.bad} of {self.audited} {what}, "
-                f"weighted by 1/inclusion_p; {detail})"
-            )
+            return weighted_text(self.rate, self.bad, self.audited, what, fmt, detail)
         return f"{self.bad} of {self.audited} {what} (rate {self.rate:{fmt}}; {detail})"
 
     def interval_note(self) -> str | None:
@@ -218,8 +217,7 @@ def rate_monitor(
     when = pd.to_datetime(s["decided_at"], utc=True).fillna(pd.to_datetime(s["at"], utc=True))
     first = int(first_crossing(log_k, delta))
     alarm_at = when.iloc[first].to_pydatetime() if first >= 0 else None
-    w = 1.0 / pi[drawn]
-    rate = float((w * err[drawn]).sum() / w.sum())
+    rate = float(hajek(err[drawn], 1.0, pi[drawn]))
     path = pd.DataFrame(
         {"at": when.to_numpy()[drawn], "e_value": np.exp(log_k[drawn]),
          "lower": cs.lower[:-1], "upper": cs.upper[:-1]}

@@ -4,7 +4,8 @@ Every rate calibrate shows a person goes through one of these functions, so
 the method behind each interval is stated in one place: the Wilson and exact
 intervals, the exact one-sided bound and tail p-value, whether a rate is
 measurably above a limit, the two-proportion test, and a rate corrected for
-an imperfect classifier (Rogan-Gladen). Agreement between two raters is
+an imperfect classifier (Rogan-Gladen), and a share from labels drawn at
+unequal inclusion probabilities (Hajek). Agreement between two raters is
 :mod:`calibrate.analysis.kappa`'s; resampled intervals are
 :mod:`calibrate.analysis.bootstrap`'s.
 
@@ -227,3 +228,85 @@ def rogan_gladen(apparent: Any, tpr: Any, tnr: Any, *, clip: bool = True) -> np.
         est = (q + sp - 1) / j
     est = np.where(j > 0, est, np.nan)
     return np.clip(est, 0.0, 1.0) if clip else est
+
+
+def hajek(k: Any, m: Any, pi: Any) -> np.ndarray:
+    """The Hajek estimate of a share from a sample drawn with inclusion probabilities ``pi``.
+
+    ``sum(k / pi) / sum(m / pi)`` along the last axis [1]_: ``k`` of the ``m``
+    sampled units drawn with probability ``pi`` have the property, one entry
+    a unit (``k`` in {0, 1}, ``m = 1``) or a stratum of one probability. With
+    one probability it is ``k / m``. Vectorised over the leading axes.
+
+    Returns
+    -------
+    numpy.ndarray
+        The share; NaN where nothing was sampled.
+
+    References
+    ----------
+    .. [1] Hajek, J. (1971). Comment on a paper by D. Basu. In Godambe, V. P.
+       and Sprott, D. A. (eds.), Foundations of Statistical Inference, p. 236.
+       Holt, Rinehart and Winston.
+
+    Examples
+    --------
+    >>> round(float(hajek([30, 5], [40, 10], [0.5, 0.1])), 4)  # (60 + 50) / (80 + 100)
+    0.6111
+    """
+    k, m, pi = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (k, m, pi)))
+    num = (k / pi).sum(axis=-1)
+    den = (m / pi).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def hajek_interval(
+    k: Any, m: Any, pi: Any, *, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """Wilson interval of the :func:`hajek` share at the sample's effective size.
+
+    The strata (or units) of one estimate, as :func:`hajek` takes them. The
+    linearised variance of the ratio with weights ``w = 1 / pi`` [1]_::
+
+        v = sum w**2 * (k * (1 - p)**2 + (m - k) * p**2) / sum(m * w)**2
+
+    (with replacement: no finite-population correction, so it errs wide)
+    gives the effective size ``n_eff = p (1 - p) / v`` [2]_, and the interval
+    is :func:`wilson_interval` of ``p * n_eff`` of ``n_eff``. Where ``p`` is 0
+    or 1 (``v = 0``) Kish's ``sum(m w)**2 / sum(m w**2)`` stands in. ``n_eff``
+    is capped at ``sum(m)``: no design is read as worth more labels than it
+    has. With one probability ``n_eff = sum(m)`` and the interval is
+    ``wilson_interval(k, m)``.
+
+    Returns
+    -------
+    (low, high, n_eff) : tuple of float
+        NaN where nothing was sampled.
+
+    References
+    ----------
+    .. [1] Sarndal, C.-E., Swensson, B. and Wretman, J. (1992). Model Assisted
+       Survey Sampling, section 5.7. Springer.
+    .. [2] Korn, E. L. and Graubard, B. I. (1998). Confidence intervals for
+       proportions with small expected number of positive counts estimated
+       from survey data. Survey Methodology 24(2), 193-201.
+
+    Examples
+    --------
+    >>> [round(x, 4) for x in hajek_interval([8], [10], [0.3])]
+    [0.4902, 0.9433, 10.0]
+    """
+    k, m, pi = np.broadcast_arrays(*(np.atleast_1d(np.asarray(x, dtype=float)) for x in (k, m, pi)))
+    n = float(m.sum())
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    p = float(hajek(k, m, pi))
+    w = 1.0 / pi
+    total = float((m * w).sum())
+    v = float((w**2 * (k * (1 - p) ** 2 + (m - k) * p**2)).sum()) / total**2
+    n_eff = p * (1 - p) / v if v > 0 else total**2 / float((m * w**2).sum())
+    # Floating noise must not make one probability's size differ from its count.
+    n_eff = min(n, n_eff * (1 + 1e-12))
+    low, high = wilson_interval(p * n_eff, n_eff, confidence=confidence)
+    return float(low), float(high), n_eff

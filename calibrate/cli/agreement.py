@@ -98,10 +98,11 @@ def agreement_command(
             "--corrected",
             help=(
                 "Estimated true acceptable rate of the unlabeled submissions the check passed "
-                "or failed (Rogan-Gladen; unsure ones go to a person), from TPR/TNR on the "
-                "reviews of every verdict (advisory: true): labels after the switch (audit "
-                "draws, escalations) are left out and counted, their checks estimated as "
-                "unlabeled. Not with --with-escalations."
+                "or failed (unsure ones go to a person): the checks an audit draw offered at "
+                "their audits' share weighted by 1/inclusion_p, the others by Rogan-Gladen from "
+                "TPR/TNR on the reviews of every verdict (advisory: true); labels after the "
+                "switch (audit draws, escalations) are left out of TPR/TNR and counted. Not "
+                "with --with-escalations."
             ),
         ),
     ] = False,
@@ -393,14 +394,16 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
         out.append("")
     foot = (
         "Estimated over the pass and fail verdicts (unsure ones go to a person, so they are "
-        "left out): each verdict's checks at their acceptable share. Where an audit draw "
-        "offered a verdict's checks alike (one inclusion probability), the share among its "
-        "audit labels; elsewhere the share Rogan-Gladen implies, (pass rate + TNR - 1) / "
+        "left out): each verdict's checks at their acceptable share. For the checks an audit "
+        "draw offered, the share among its audit labels weighted by 1/inclusion_p (Hajek; "
+        "k of n where one probability offered them all); for the others (after the last draw, "
+        "or a verdict no draw took) the share Rogan-Gladen implies, (pass rate + TNR - 1) / "
         "(TPR + TNR - 1) clipped to [0, 1], with TPR and TNR among the reviews with a pass or "
         "fail verdict (advisory: true), never labels after the switch: that part assumes "
         "the check has not changed since the reviews. "
         f"Interval: {attrs.get('interval_method', 'percentile bootstrap')}; the bootstrap "
-        "resamples the reviews, the audits and the verdicts."
+        "resamples the reviews, the verdicts and the audits, each inclusion probability's "
+        "on its own."
     )
     out += _wrap(foot, indent="")
     return out
