@@ -409,6 +409,7 @@ def test_corrected_rate_measures_tpr_tnr_on_reviews_and_counts_the_audits(
     assert f"{n_audits + esc} labels after the switch left out of TPR/TNR" in out.stderr
     text = corrected().stdout
     assert f"({n_audits} audit-draw labels, {esc} escalations after the switch left out" in text
+    assert "audits: passes weighted rate " in text and "weighted by 1/inclusion_p" in text
     refused = runner.invoke(app, [*args, "--with-escalations"])
     assert refused.exit_code == 2 and "--with-escalations does not apply" in refused.output
 

@@ -13,7 +13,7 @@ group, as the functions of :mod:`calibrate.analysis.agreement` do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,13 @@ from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import MIN_N, hajek, hajek_interval, rogan_gladen, wilson_interval
 from calibrate.analysis.step_data import after_switch_labels
 
-__all__ = ["CORRECTED_COLUMNS", "LEFT_OUT_KINDS", "corrected_pass_rate", "corrected_records"]
+__all__ = [
+    "CORRECTED_COLUMNS",
+    "LEFT_OUT_KINDS",
+    "audit_share_text",
+    "corrected_pass_rate",
+    "corrected_records",
+]
 
 #: Columns of :func:`corrected_pass_rate` after the group keys.
 CORRECTED_COLUMNS = [
@@ -492,24 +498,36 @@ def _audit_note(row: pd.Series, q: float, tpr: float, raw: float, confidence: fl
     for v, many in (("pass", "passes"), ("fail", "fails")):
         if not row[f"audit_{v}_used"]:
             continue
-        k, m = int(row[f"audit_{v}_acceptable"]), int(row[f"audit_{v}_n"])
         implied = float(shares[v])
         if not np.isfinite(implied):
             continue
         low, high = row[f"audit_{v}_rate_low"], row[f"audit_{v}_rate_high"]
         if not low <= implied <= high:
-            read = (
-                weighted_text(row[f"audit_{v}_rate"], k, m, "acceptable", ".1%",
-                              f"{confidence:.0%} CI {low:.1%}–{high:.1%}")
-                if row[f"audit_{v}_weighted"]
-                else f"{Rate(k, m).text()} acceptable"
-            )  # fmt: skip
             parts.append(
-                f"the audits of {many} read {read}, the reviews' correction implies "
+                f"the audits of {many} read {audit_share_text(row, v, confidence)}, the reviews' "
+                "correction implies "
                 f"{implied:.1%}: the check changed since the reviews, so the audited {many} rest "
                 "on the audits, not on TPR/TNR"
             )
     return "; ".join(parts)
+
+
+def audit_share_text(row: Mapping[str, Any], verdict: str, confidence: float = 0.95) -> str:
+    """A verdict's audit share in words, from a row of :func:`corrected_pass_rate` (or CSV).
+
+    ``"85.0% (340 of 400; 95% CI 81.2%–88.2%) acceptable"`` at one probability;
+    ``"weighted rate 89.3% (340 of 400 acceptable, weighted by 1/inclusion_p; 95% CI
+    86.0%–91.9%)"`` where the draws offered the verdict at several (the counts alone would
+    read as ``k / n``). ``confidence``: the level the row's interval was computed at.
+    """
+    k, n = int(row[f"audit_{verdict}_acceptable"]), int(row[f"audit_{verdict}_n"])
+    if not row[f"audit_{verdict}_weighted"]:
+        return f"{Rate(k, n).text()} acceptable"
+    if n < MIN_N:  # as Rate.text says it
+        return f"too few to say ({k} of {n} acceptable, weighted by 1/inclusion_p, n<{MIN_N})"
+    low, high = row[f"audit_{verdict}_rate_low"], row[f"audit_{verdict}_rate_high"]
+    detail = f"{confidence:.0%} CI {low:.1%}–{high:.1%}"
+    return weighted_text(row[f"audit_{verdict}_rate"], k, n, "acceptable", ".1%", detail)
 
 
 def _rests_on(row: pd.Series, n_probabilities: dict[str, int]) -> str:

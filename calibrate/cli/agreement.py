@@ -386,6 +386,13 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
         )
         if row["rests_on"]:
             out += _wrap(f"rests on: {row['rests_on']}")
+        audits = [
+            f"{many} {corrected_lib.audit_share_text(row, v)}"
+            for v, many in (("pass", "passes"), ("fail", "fails"))
+            if row[f"audit_{v}_used"]
+        ]
+        if audits:
+            out += _wrap(f"audits: {'; '.join(audits)}")
         left = {k: row[f"left_out_{k}"] for k in corrected_lib.LEFT_OUT_KINDS}
         if sum(left.values()):
             out += _wrap(f"({left_out_parts(left)} after the switch left out of TPR/TNR)")
