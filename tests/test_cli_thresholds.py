@@ -6,6 +6,7 @@ import json
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from test_thresholds import YES_NO, assert_certified_step_json, build_store, yes_no_rows
@@ -44,8 +45,23 @@ def store(tmp_path_factory):
     path = tmp_path_factory.mktemp("thr") / "store.duckdb"
     rows = yes_no_rows(700, 3, model="m2", model_old="m1", n_old=100) + _hostile_rows(40, 4)
     con = build_store(path, rows=rows)
+    # A process file names the hostile question too: today's check is known, so its block is
+    # pasted unchanged (without one it has none, test_no_process_file_...).
+    name_in_process_file(con, HOSTILE_STEP, HOSTILE_ASK, pass_p=0.9)
     con.close()
     return str(path)
+
+
+def name_in_process_file(con, step: str, ask: str, *, pass_p: float, fail_p=None) -> None:
+    """A process file's yes/no question of ``step`` (process ``vendor``), as ingest stores it."""
+    row = {"question_id": f"{step}:{ask}", "process": "vendor", "process_version": "1",
+           "step": step, "position": 0, "ask": ask, "kind": "yes_no", "pass_p": pass_p,
+           "fail_p": fail_p, "pass_names": None, "unsure_names": None, "pass_level": None,
+           "confidence": None, "one_of": None, "levels": None, "advisory": True,
+           "file_id": 1}  # fmt: skip
+    con.register("incoming", pd.DataFrame([row]))
+    con.execute("INSERT INTO questions BY NAME SELECT * FROM incoming")
+    con.unregister("incoming")
 
 
 def test_json_has_the_issue_schema(store):
@@ -328,3 +344,57 @@ def test_the_tradeoff_table_gives_every_share_its_n_and_interval(sample_store):
     csv_out = runner.invoke(app, ["thresholds", "--db", str(sample_store), "--tradeoff",
                                   "--process", "invoice-matching", "--format", "csv"])  # fmt: skip
     assert csv_out.exit_code == 0 and f",{n}\n" in csv_out.stdout.replace("\r\n", "\n")
+
+
+@pytest.fixture(scope="module")
+def no_process_file(tmp_path_factory):
+    """A yes/no step no process file names: the recorded verdicts are all unsure."""
+    path = tmp_path_factory.mktemp("nop") / "store.duckdb"
+    rows = [{**r, "verdict": "unsure"} for r in _hostile_rows(40, 5)]
+    rows = [{**r, "step": "check_vendor", "answers": [(YES_NO.ask, "yes_no", *r["answers"][0][2:])]}
+            for r in rows]  # fmt: skip
+    build_store(path, rows=rows, questions=False).close()
+    return str(path)
+
+
+def test_no_process_file_leaves_todays_yes_no_thresholds_unknown(no_process_file):
+    """Black-box run G2/G3: a yes/no step without a process file got "today's thresholds" from
+    the server's defaults (pass 0.9: every recorded unsure replayed as a pass or a fail), and its
+    YAML pasted them as "today's check, unchanged". Now today's thresholds are unknown, as for
+    rubric and choice: no replay, no guess shown, no block. Fails on the old code."""
+    base = ["thresholds", "--db", no_process_file]
+    (s,) = json.loads(runner.invoke(app, [*base, "--format", "json"]).stdout)["steps"]
+    assert s["status"] != "ok"
+    assert s["current"]["n"] is None and s["current"]["auto_fail"] is None
+    assert s["check"] == [] and s["expected"] == {}
+    assert any("unknown (no process file)" in n for n in s["notes"])
+    table = runner.invoke(app, base).stdout
+    assert "today pass 0.9" not in table and "today unknown" in table
+    assert "today:" not in table  # no shares replayed under a guess
+    text = runner.invoke(app, [*base, "--format", "yaml"]).stdout
+    assert [d for d in yaml.safe_load_all(text) if d is not None] == []
+    assert "today's thresholds are not known here" in " ".join(text.split())
+    assert "pass: 0.9" not in text and "advisory:" not in text
+
+
+def test_json_expected_is_empty_when_nothing_is_certified(store):
+    """Black-box run G6: with nothing certified `expected` held today's shares, where
+    report.json and docs/method.md leave it empty. Fails on the old code."""
+    doc = json.loads(runner.invoke(app, ["thresholds", "--db", store, "--format", "json"]).stdout)
+    by_step = {s["step"]: s for s in doc["steps"]}
+    hostile = by_step[HOSTILE_STEP]
+    assert hostile["status"] == "insufficient_data" and hostile["expected"] == {}
+    assert hostile["current"]["n"] == 40  # today's shares are in `current`
+    assert by_step["check_vendor"]["expected"]["n"] == 700
+
+
+def test_a_yes_no_check_that_never_fails_says_nothing_of_choice_answers(store):
+    """Black-box run G12: a yes/no-only step was told "(a choice answer outside its declared
+    names would fail under check-1)". Fails on the old code."""
+    # At alpha 0.45 pass: 0 is certified (30% of the labels are not acceptable): nothing fails.
+    res = runner.invoke(app, ["thresholds", "--db", store, "--step", "check_vendor", "--alpha",
+                              "0.45", "--beta", "1", "--format", "json"])  # fmt: skip
+    (s,) = json.loads(res.stdout)["steps"]
+    assert s["status"] == "ok" and s["certified"]["never_fails"]
+    assert any("never fails on the answers seen" in n for n in s["notes"])
+    assert not any("choice answer" in n for n in s["notes"])

@@ -520,3 +520,47 @@ def test_an_enforced_steps_verdict_does_not_depend_on_with_escalations(stable, t
         assert kept[key] == plain[key], key
     assert any("enforced, so --with-escalations does not apply to it" in n for n in doc["notes"])
     assert "enforced, so" in md
+
+
+def _thresholds(db, fmt: str) -> str:
+    res = runner.invoke(app, ["thresholds", "--db", db, "--process", STEP[0], "--step", STEP[1],
+                              "--format", fmt])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_thresholds_yaml_of_a_step_kept_enforced_pastes_what_the_report_does(stable, tmp_path):
+    """Black-box run G4: `thresholds --format yaml` pasted `advisory: true` with looser thresholds
+    on a step the report kept enforced ("Nothing to paste"). Now its block is the report's:
+    nothing to paste, the optional change commented out with advisory: false. Fails on the old
+    code."""
+    _, doc = _report(stable, tmp_path / "rep")
+    step = _step(doc)
+    if step["headline"] != "KEEP_ENFORCED":
+        pytest.skip("the stable set-up no longer keeps the step enforced")
+    text = _thresholds(stable, "yaml")
+    import yaml
+
+    assert [d for d in yaml.safe_load_all(text) if d is not None] == []  # nothing to paste
+    assert "KEEP ENFORCED: nothing to paste" in " ".join(text.split())
+    assert "advisory: true" not in text and "# advisory: false" in text
+    (s,) = json.loads(_thresholds(stable, "json"))["steps"]
+    assert s["enforced"]["recommended"] == "keep enforced" and s["enforced"]["paste"] is None
+    assert "KEEP ENFORCED" in _thresholds(stable, "table")
+
+
+def test_thresholds_yaml_under_an_alarm_pastes_the_thresholds_in_force(shifted, tmp_path):
+    """Black-box run G4: under a monitor alarm the YAML pasted thresholds looser than those in
+    force beside "collect new labels before changing its thresholds"; the report pastes the
+    check in force with advisory: true. Now the YAML's block is the report's. Fails on the old
+    code."""
+    import yaml
+
+    _, doc = _report(shifted, tmp_path / "rep")
+    paste = _step(doc)["enforced"]["paste"]
+    (block,) = [d for d in yaml.safe_load_all(_thresholds(shifted, "yaml")) if d is not None]
+    assert block["advisory"] is True
+    assert [{k: v for k, v in q.items() if k != "kind" and v is not None}
+            for q in paste["check"]] == block["check"]  # fmt: skip
+    (s,) = json.loads(_thresholds(shifted, "json"))["steps"]
+    assert s["enforced"]["recommended"] == "return to advisory" and s["enforced"]["alarm"]

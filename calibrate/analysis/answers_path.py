@@ -80,10 +80,11 @@ def _name_order(data: StepData) -> np.ndarray | None:
 
 
 def answers_path_applies(data: StepData) -> bool:
-    """Whether :func:`answers_path` can run: several questions, every one's thresholds known.
+    """Whether :func:`answers_path` can run: several questions, each one's pass state known.
 
-    Today's thresholds say which state of each question passes, so the
-    stated probabilities predict a verdict (:func:`predicted_acceptable`).
+    Today's thresholds say which state of a choice or rubric question passes, so the
+    stated probabilities predict a verdict (:func:`predicted_acceptable`); a yes/no
+    question's pass state is its yes, whatever its thresholds.
 
     Parameters
     ----------
@@ -93,7 +94,9 @@ def answers_path_applies(data: StepData) -> bool:
     -------
     bool
     """
-    return len(data.questions) > 1 and all(data.known)
+    return len(data.questions) > 1 and all(
+        k or q.kind is Kind.YES_NO for q, k in zip(data.questions, data.known, strict=True)
+    )
 
 
 def answers_path(

@@ -38,9 +38,9 @@ class StepData:
         The evaluator model whose verdicts these are.
     questions : list of Question
         The step's questions with the thresholds in force today (process file,
-        else server defaults); ``known[i]`` says whether question ``i``'s
-        thresholds are known (a choice or rubric question absent from every
-        process file has none).
+        else server defaults as placeholders); ``known[i]`` says whether question
+        ``i``'s thresholds are known (a question absent from every process file,
+        of any kind, has none: today's check is then not replayed).
     known : list of bool
     check_id : ndarray of str
     acceptable : ndarray of bool
@@ -135,7 +135,9 @@ def latest_questions(ans: pd.DataFrame, limits: Limits) -> tuple[list[Question],
 
     Thresholds from the process file where it names the question, else the server
     defaults (``limits``: check-1's pass 0.9, no fail, confidence 0.8 unless a limits file
-    says otherwise). Also returns, per question, whether today's thresholds are known.
+    says otherwise) as placeholders. Also returns, per question, whether today's thresholds
+    are known: only where a process file names the question (a yes/no question too: the
+    defaults are a guess the recorded verdicts may contradict).
     """
     from calibrate.dataset import question_from_row
 
@@ -160,9 +162,11 @@ def latest_questions(ans: pd.DataFrame, limits: Limits) -> tuple[list[Question],
             known.append(kind is Kind.YES_NO or (kind is Kind.CHOICE and bool(q.pass_names))
                          or (kind is Kind.RUBRIC and q.pass_level is not None))  # fmt: skip
             continue
+        # Not known: a black-box run found pass 0.9 replayed as "today" (71% auto-fail) where the
+        # recorded verdicts were 64 pass, 3 fail, 156 unsure (the real check had fail 0.5).
         if kind is Kind.YES_NO:
             out.append(Question(str(ask), kind, pass_p=limits.check_pass, fail_p=limits.check_fail))
-            known.append(True)
+            known.append(False)
         else:
             out.append(Question(str(ask), kind, confidence=limits.check_confidence))
             known.append(False)

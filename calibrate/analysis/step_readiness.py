@@ -204,8 +204,10 @@ def assess_step(
     source = next((k for k in ("suggested", "current", "recorded") if observed[k]), None)
     point = {**observed[source], "source": source} if source else None
 
-    auto_pass = _num(tv.expected.get("auto_pass"))
-    auto_fail = _num(tv.expected.get("auto_fail"))
+    # The suggestion's shares; without one (the search's `expected` is then empty), today's.
+    shares = tv.expected or tv.current
+    auto_pass = _num(shares.get("auto_pass"))
+    auto_fail = _num(shares.get("auto_fail"))
     if auto_pass is None and suggested_qs and observed["suggested"]:
         auto_pass, auto_fail = (
             observed["suggested"]["auto_pass"],
@@ -224,7 +226,7 @@ def assess_step(
     # The denominators the shares are of, so that no figure goes without its n.
     # (The search's expected shares carry their own n: with labels after the switch kept, today's
     # are over the reviews alone.)
-    cov_n = int(tv.expected.get("n") or tv.n_labeled or n_labeled)
+    cov_n = int(shares.get("n") or tv.n_labeled or n_labeled)
     if coverage is not None and cov_n:
         # The share as the count its text shows (111 of 400 is 27.8%, not a float sum's 27.7%).
         coverage = round(coverage * cov_n) / cov_n

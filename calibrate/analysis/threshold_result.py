@@ -61,7 +61,8 @@ class StepThresholds:
     suggested : list of Question or None
         The certified configuration, or ``None``.
     current : list of Question
-        Today's questions and thresholds.
+        Today's questions and thresholds; where :attr:`today_known` is false, the
+        thresholds are the server's defaults as placeholders, not today's.
     certified : dict or None
         Only when the status is ``ok``: ``false_pass_upper``,
         ``false_fail_upper`` (``alpha`` and ``beta``; ``None`` when the
@@ -76,7 +77,9 @@ class StepThresholds:
         candidates is optimistic), and marked so: ``certificate`` is
         ``False``.
     expected, current_rates : Rates or None
-        The labeled history replayed under the suggestion / today's thresholds. Where labels
+        The labeled history replayed under the suggestion / today's thresholds: ``expected``
+        is ``None`` without a suggestion, ``current_rates`` where today's thresholds are
+        not known (:attr:`today_known`). Where labels
         after the switch were kept (``selected_sample``), today's are replayed on the reviews
         of every verdict alone (``None`` without one), and ``current_note`` says so.
     current_note : str
@@ -98,6 +101,11 @@ class StepThresholds:
         reads it): why. The audits then say the work has moved away from the
         labels the search reads, so its certificate, about the work those
         labels came from, is no reason to keep or loosen the check.
+    enforced : dict or None
+        On a step the report reads as enforced (``advisory: false`` in force), what it
+        advises: :func:`calibrate.analysis.enforced_advice.enforced_advice`'s entry
+        (``recommended``, ``paste``, ...), set by the caller; ``None`` otherwise. The block to
+        paste is then the report's, not the search's.
     """
 
     process: str
@@ -125,11 +133,23 @@ class StepThresholds:
     settings: dict[str, Any] = field(default_factory=dict, repr=False)
     data: StepData | None = field(default=None, repr=False)
     monitor_alarm: str | None = None
+    enforced: dict[str, Any] | None = None
+
+    @property
+    def today_known(self) -> bool:
+        """Whether today's thresholds are known: a process file names every question.
+
+        Otherwise ``current`` holds the server's defaults as placeholders, a guess the
+        recorded verdicts may contradict: not replayed, shown or pasted as today's.
+        """
+        return self.data is None or all(self.data.known)
 
     @property
     def check(self) -> list[Question]:
-        """The questions to paste: the suggestion, or today's when nothing is certified."""
-        return self.suggested if self.suggested is not None else self.current
+        """The questions to paste: the suggestion, else today's when known, else none."""
+        if self.suggested is not None:
+            return self.suggested
+        return self.current if self.today_known else []
 
     def check_items(self) -> list[dict[str, Any]]:
         """QUESTION objects: check-1's own keys plus ``kind`` (``one_of``/``levels`` left out)."""
@@ -158,10 +178,13 @@ class StepThresholds:
         joined by ``"; "``, kept one release for scripts that read it: the notes
         themselves hold ``"; "``, so it cannot be split back (read ``notes``).
         ``expected`` is measured on the labels that chose the suggestion, so it is
-        optimistic; ``certified`` holds the bounds that account for the search.
+        optimistic, and empty (``{}``) without a suggestion; ``certified`` holds the bounds
+        that account for the search. ``check`` is the suggestion, else today's check when
+        its thresholds are known, else empty.
         """
         # Every rate with its counts: a share of ``n``, a false-pass rate of ``n_pass``, ...
-        shares = _counted_shares(self.expected)
+        # None without a suggestion, as report.json's: today's shares are `current`.
+        shares = _counted_shares(self.expected) if self.suggested is not None else {}
         cur = self.current_rates
         # Each observed rate with its interval (95% Clopper-Pearson, as the table prints it).
         ci = cur.intervals() if cur is not None else {}
@@ -195,6 +218,7 @@ class StepThresholds:
             "current": current,
             "needed_labels": needed,
             "monitor_alarm": self.monitor_alarm,
+            "enforced": dict(self.enforced) if self.enforced is not None else None,
             "notes": list(self.notes),
             "note": "; ".join(self.notes),  # deprecated: the join of `notes`, not splittable
         }

@@ -440,9 +440,15 @@ def find_thresholds(
             "confidence": 1 - delta,
         }
         if fail_never:
+            # The parenthesis only where it can happen: a step with a choice question.
+            outside = (
+                " (a choice answer outside its declared names would fail under check-1)"
+                if any(q.kind is Kind.CHOICE for q in data.questions)
+                else ""
+            )
             notes.append(
-                "the suggested check never fails on the answers seen (a choice answer outside its "
-                "declared names would fail under check-1): what it does not pass goes to a person"
+                f"the suggested check never fails on the answers seen{outside}: what it does "
+                "not pass goes to a person"
             )
     else:
         # Nothing certified: too few labels, or no candidate good enough however many labels.
@@ -457,7 +463,8 @@ def find_thresholds(
             search_fraction=search_fraction, seed=seed,
         )  # fmt: skip
         status = "unattainable" if worse else "insufficient_data"
-    expected = replay_cached(suggested, data) if suggested is not None else current_rates
+    # Only a suggestion has expected shares: today's are current_rates (as report.json's).
+    expected = replay_cached(suggested, data) if suggested is not None else None
     # Marked in itself: a script reading the JSON finds it beside `certified` (black-box run).
     best_bounds = {**lowest_bounds(candidates), "confidence": 1 - delta, "certificate": False}
     return StepThresholds(

@@ -33,7 +33,8 @@ class ThresholdView:
         The lowest bounds a single candidate reached: a diagnostic, not a
         certificate.
     expected : dict
-        ``auto_pass``, ``auto_fail``, ``unsure``: shares under the suggestion.
+        ``auto_pass``, ``auto_fail``, ``unsure``: shares under the suggestion; empty
+        without one (today's shares are in ``current``).
     current : dict
         The labeled history replayed under today's thresholds.
     n_labeled : int

@@ -46,9 +46,11 @@ from calibrate.store import connect
 from calibrate.textsafe import NO_MODEL, shown_name, step_name, strip_control, yaml_block
 
 if TYPE_CHECKING:
+    from calibrate.analysis import enforced_step as lib_enforced
     from calibrate.analysis import thresholds as lib
 else:
     lib = lazy_module("calibrate.analysis.thresholds")
+    lib_enforced = lazy_module("calibrate.analysis.enforced_step")
 
 WIDTH = 80
 
@@ -116,7 +118,9 @@ def thresholds_command(
     among such thresholds, the ones that leave the least to a person. Only
     the latest evaluator model's checks count, unless --model names one.
     --format yaml prints an advisory: true and check: block per step to paste
-    into the process file (calibrate report says when advisory can go);
+    into the process file (calibrate report says when advisory can go); none
+    where nothing is certified and no process file gives today's thresholds;
+    on an enforced step the report's block (nothing when kept enforced);
     --tradeoff --format csv prints the trade-off's rows. Where too
     few labels certify anything, the labels needed are the smallest total at
     which the search, rerun on resampled labels, certifies a check deciding
@@ -146,6 +150,14 @@ def thresholds_command(
             relearn_lists=relearn_lists, seed=seed, needed_share=needed_share,
             needed_probability=needed_probability,
         )  # fmt: skip
+        if fmt is not Format.csv:
+            # An enforced step's block is the report's (keep it so, or return it to advisory).
+            from calibrate.analysis.enforced_advice import enforced_advice
+
+            advice = enforced_advice(con, filters, alpha=alpha, delta=delta, beta=beta,
+                                     min_coverage=needed_share)  # fmt: skip
+            for s in report.steps:
+                s.enforced = advice.get((s.process, s.step))
     finally:
         con.close()
     for s in report.steps:
@@ -283,19 +295,9 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
             head += _comment(f"{EXPECTED_HEAD}: {_shares(s.expected)}")
             if s.current_rates is not None:
                 head += _comment(f"today: {_shares(s.current_rates)}")
-            # Certified thresholds are not yet a decision to drop advisory: the report's is
-            # (coverage, drift, labels...). Its block keeps advisory: true too until READY.
-            head += _comment(
-                "certified thresholds: keep advisory: true until `calibrate report` says READY"
-            )
-        elif s.status == "selected_sample":
-            head += _comment(
-                "today's check, unchanged: nothing can be certified on labels the enforced check "
-                "selected; run without --with-escalations"
-            )
-        else:
-            head += _comment("today's check, unchanged: keep advisory: true until it is certified")
-        for i, q in enumerate(s.check, start=1):
+        words, questions, body = _paste(s)
+        head += _comment(words)
+        for i, q in enumerate(questions, start=1):
             for remark in q.remarks():
                 head += _comment(f"Q{i} {remark}")
         # The search's notes, as stderr has them: the block pasted may be all a reader keeps.
@@ -304,12 +306,99 @@ def yaml_blocks(report: lib.ThresholdsReport) -> str:
         for note in s.notes:
             if " ".join(strip_control(note).split()) not in said:
                 head += _comment(f"note: {note}")
-        # Every block says advisory: true, as the report's does for a step that is not READY:
-        # a pasted block without it would enforce the check.
-        doc = {"advisory": True, "check": [q.to_check_item() for q in s.check]}
-        body = yaml_block(doc, width=WIDTH)
         docs.append("\n".join(head) + "\n" + body)
     return "---\n".join(docs)
+
+
+def _paste(s: lib.StepThresholds) -> tuple[str, list[Question], str]:
+    """What to paste for one step: the words that lead it, its questions, its YAML (maybe none).
+
+    An enforced step's block is the report's (:mod:`calibrate.analysis.enforced_advice`): kept
+    enforced, nothing (or the certified thresholds as an optional change, ``advisory: false``
+    kept); returned to advisory, its check in force with ``advisory: true`` back. Any other
+    step's block says ``advisory: true``, as the report's does for a step that is not READY: a
+    pasted block without it would enforce the check. Where today's thresholds are not known
+    (no process file), nothing certified gives no block: the server's defaults are no check.
+    """
+    e = s.enforced
+    if e is not None:
+        head = f"enforced since {e['since']} (advisory: false); `calibrate report` at these limits says"
+        if e["recommended"] == lib_enforced.RETURN_TO_ADVISORY:
+            paste = e["paste"]
+            words = f"{head} RETURN TO ADVISORY: {e['why']} To return it: {paste['text']}" + (
+                "; the certified thresholds are a candidate, not yet to paste"
+                if e["suggestion"] == "not_yet"
+                else ""
+            )
+            if paste["check"] is None:
+                return words, [], paste["yaml"].rstrip("\n") + "\n"
+            from calibrate.analysis.threshold_view import suggested_questions
+
+            qs = suggested_questions(paste["check"], s.current)
+            return words, qs, _block(True, qs)
+        words = (
+            f"{head} KEEP ENFORCED: nothing to paste, the check in force stays as it stands "
+            "(advisory: false)"
+        )
+        if (
+            e["suggestion"] == "optional"
+            and s.suggested is not None
+            and _items(s.suggested) != _items(s.current)
+        ):
+            words += (
+                "; an optional change, commented out below: the certified thresholds with "
+                "advisory: false kept. Pasted, they start a new enforcement period, which "
+                "`calibrate monitor` tests and plans afresh"
+            )
+            # Commented out: nothing is to be pasted by default, as the report says.
+            return words, s.suggested, _commented(_block(False, s.suggested))
+        return words, [], ""
+    if s.status == "ok":
+        # Certified thresholds are not yet a decision to drop advisory: the report's is
+        # (coverage, drift, labels...). Its block keeps advisory: true too until READY.
+        words = "certified thresholds: keep advisory: true until `calibrate report` says READY"
+        if not s.today_known:
+            # Without a process file the answer texts are unknown: only the thresholds are.
+            words += "".join(
+                f"; Q{i} has no {what} here (no process file): keep its {what} as the process "
+                "file has them"
+                for i, q in enumerate(s.check, start=1)
+                for what in (
+                    ("levels",) if q.kind is Kind.RUBRIC and not q.levels
+                    else ("one_of",) if q.kind is Kind.CHOICE and not q.one_of
+                    else ()
+                )
+            )  # fmt: skip
+    elif not s.today_known:
+        return (
+            "nothing certified, and today's thresholds are not known here (no process file "
+            "names every question): nothing to paste, the check stands as the process file has "
+            "it",
+            [],
+            "",
+        )
+    elif s.status == "selected_sample":
+        words = (
+            "today's check, unchanged: nothing can be certified on labels the enforced check "
+            "selected; run without --with-escalations"
+        )
+    else:
+        words = "today's check, unchanged: keep advisory: true until it is certified"
+    return words, s.check, _block(True, s.check)
+
+
+def _commented(block: str) -> str:
+    """A YAML block as comment lines, each whole (no line of record text escapes its ``#``)."""
+    return "".join(f"# {strip_control(line)}\n" for line in block.splitlines())
+
+
+def _items(questions: Sequence[Question]) -> list[dict[str, Any]]:
+    return [q.to_check_item() for q in questions]
+
+
+def _block(advisory: bool, questions: Sequence[Question]) -> str:
+    """``advisory`` and ``check:`` as YAML (record text quoted by :func:`yaml_block`)."""
+    return yaml_block({"advisory": advisory, "check": _items(questions)}, width=WIDTH)
 
 
 # -- table ---------------------------------------------------------------------
@@ -397,9 +486,18 @@ def step_lines(s: lib.StepThresholds) -> list[str]:
             f"false fails {_rate(cur.false_fail, cur.n_fail, iv['false_fail'])} (95% Clopper-Pearson)",
             indent="    ", more="      ",
         )  # fmt: skip
+    if s.enforced is not None:
+        e = s.enforced
+        out += _wrap(
+            f"enforced since {e['since']} (advisory: false): `calibrate report` at these limits "
+            f"says {e['recommended'].upper()} ({e['why']})"
+        )
+    known = s.today_known
     for i, q in enumerate(s.current, 1):
         out += _wrap(f"Q{i} {q.ask}")
-        out += _wrap(f"today {_rule(q)}", indent="     ", more="       ")
+        # Not the server's defaults: a guess the recorded verdicts may contradict.
+        today = _rule(q) if known else "unknown (no process file names every question)"
+        out += _wrap(f"today {today}", indent="     ", more="       ")
         if s.suggested is not None:
             out += _wrap(f"suggested {_rule(s.suggested[i - 1])}", indent="     ", more="       ")
     return out
