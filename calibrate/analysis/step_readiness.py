@@ -228,7 +228,7 @@ def assess_step(
     if coverage is not None and cov_n:
         # The share as the count its text shows (111 of 400 is 27.8%, not a float sum's 27.7%).
         coverage = round(coverage * cov_n) / cov_n
-    best_n = coverage_denominator(tv.raw)
+    best_n = coverage_denominator(tv.raw, alpha=opts.alpha, beta=opts.beta)
     if best_cov is not None:
         right_way = best_cov >= opts.min_coverage
     else:
