@@ -22,7 +22,6 @@ from calibrate.cli.options import (
     require_format,
 )
 from calibrate.cli.render import echo_json, terminal_safe
-from calibrate.defaults import check_readiness_options
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
 from calibrate.textsafe import NO_MODEL, shown_name, step_name
@@ -86,7 +85,6 @@ def monitor_command(
     require_format(fmt, "monitor", Format.table, Format.json)
     as_of = parse_time(until, "--until")
     check_levels(alpha, delta, beta)
-    check_readiness_options({"alpha": alpha}, cli=True)  # the plan looks for 2 x alpha
     con = connect(db, read_only=True)
     try:
         require_enforced(con, process, step)
