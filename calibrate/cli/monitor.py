@@ -72,7 +72,9 @@ def monitor_command(
     correct them. Each enforcement period (a second switch after a return to
     advisory, or a process version with other thresholds) is a test of its
     own; earlier periods are shown as history, and an earlier alarm stands
-    until 100 advisory checks after it are labeled.
+    until 100 advisory checks after it are labeled. A return to advisory
+    begins a period only when at least 7 days pass between the enforced
+    verdicts around it; a shorter one continues the period, and a note says so.
 
     --until reads the test as it stood at a time (a prefix of the stream in
     the order it was learned, so the e-process keeps its level); there is no
@@ -123,6 +125,8 @@ def print_table(
         typer.echo(f"  enforced since {since}{period}")
         for e in s.earlier:
             typer.echo(terminal_safe(f"  {monitoring.earlier_period_text(e)}"))
+        for note in s.notes:
+            typer.echo(terminal_safe(f"  note: {note}"))
         for name, m, limit in (
             ("false passes", s.false_pass, alpha),
             ("false fails", s.false_fail, beta),
