@@ -122,6 +122,20 @@ class ReadinessOptions:
         return asdict(self)
 
 
+def alpha_range(factor: float = 2.0) -> str:
+    """The range of alpha in words, with why it ends below 1 (``factor``: the audit's).
+
+    Examples
+    --------
+    >>> alpha_range()
+    'must be in (0, 0.5) (the audit after the switch is sized to detect a rise of the false-pass rate to 2 x alpha)'
+    """
+    return (
+        f"must be in (0, {1 / factor:g}) (the audit after the switch is sized to detect a rise "
+        f"of the false-pass rate to {factor:g} x alpha)"
+    )
+
+
 def check_readiness_options(values: Mapping[str, Any], *, cli: bool = False) -> None:
     """Refuse settings of :class:`ReadinessOptions` (``values``: its fields, or some of them).
 
@@ -139,7 +153,7 @@ def check_readiness_options(values: Mapping[str, Any], *, cli: bool = False) -> 
     def name(field: str) -> str:
         return argument_name(field, cli=cli)
 
-    for field in ("alpha", "delta", "drift_level", "audit_level", "audit_power"):
+    for field in ("delta", "drift_level", "audit_level", "audit_power"):
         if field in v and not 0 < v[field] < 1:
             raise UsageError(f"{name(field)} must be in (0, 1), got {v[field]}")
     # beta = 1: false fails uncontrolled, as for thresholds and monitor.
@@ -154,12 +168,10 @@ def check_readiness_options(values: Mapping[str, Any], *, cli: bool = False) -> 
     alpha = v.get("alpha", ReadinessOptions.alpha)
     if factor <= 1:
         raise UsageError(f"{name('audit_factor')} must be above 1, got {factor}")
-    if factor * alpha >= 1:
-        # The audit is sized to detect a rise of the false-pass rate to factor x alpha.
-        raise UsageError(
-            f"{name('alpha')} must be below {1 / factor:g} (the audit after the switch is sized "
-            f"to detect a rise of the false-pass rate to {factor:g} x alpha), got {alpha}"
-        )
+    if not 0 < alpha < 1 / factor:
+        # One message with the whole range (outside review G10: "must be in (0, 1)" for 1, then
+        # "must be below 0.5" for 0.99): the audit is sized to detect a rise to factor x alpha.
+        raise UsageError(f"{name('alpha')} {alpha_range(factor)}, got {alpha}")
     for field in ("min_labels", "audit_weeks", "recent_days"):
         if field in v and v[field] < 1:
             raise UsageError(f"{name(field)} must be at least 1, got {v[field]}")

@@ -14,6 +14,7 @@ from calibrate.analysis.monitor import MonitorReport, StepMonitor
 from calibrate.analysis.rate_monitor import RateMonitor
 from calibrate.cli import app
 from calibrate.cli.monitor import print_table
+from calibrate.cli.reference import cli_reference
 from calibrate.report.switch import _rate_line
 
 runner = CliRunner()
@@ -258,4 +259,24 @@ def test_an_alpha_the_audit_plan_cannot_double_is_refused_naming_the_option(tmp_
     result = runner.invoke(
         app, ["monitor", "--db", str(tmp_path / "none.duckdb"), "--alpha", "0.6"]
     )
-    assert result.exit_code == 2 and "--alpha must be below 0.5" in result.stderr
+    assert result.exit_code == 2 and "--alpha must be in (0, 0.5)" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["thresholds", "report", "monitor"])
+def test_alpha_is_refused_with_one_range_whatever_the_value(tmp_path, command):
+    """Outside review (G10): --alpha 1 said "must be in (0, 1)", --alpha 0.99 then "below 0.5"."""
+    messages = set()
+    for value in ("1", "0.99", "0", "nan"):
+        result = runner.invoke(
+            app, [command, "--db", str(tmp_path / "none.duckdb"), "--alpha", value]
+        )
+        assert result.exit_code == 2
+        messages.add(result.stderr.split(", got")[0])
+    assert messages == {
+        "error: --alpha must be in (0, 0.5) (the audit after the switch is sized to detect a "
+        "rise of the false-pass rate to 2 x alpha)"
+    }
+    # --help and docs/cli.md (generated from the same help) name the range.
+    section = cli_reference().split(f"## `calibrate {command}`")[1].split("\n## ")[0]
+    (row,) = [line for line in section.splitlines() if line.startswith("| `--alpha`")]
+    assert "in (0, 0.5)" in row

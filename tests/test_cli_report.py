@@ -72,7 +72,7 @@ def test_filters_narrow_the_report(sample_store, tmp_path):
         (["--format", "csv"], "--format csv: report prints table or json"),
         (["--format", "html,pdf"], "report prints table or json"),
         # Every refusal names the option as typed (not the Python field, min_coverage).
-        (["--alpha", "1.5"], "error: --alpha must be in (0, 1)"),
+        (["--alpha", "1.5"], "error: --alpha must be in (0, 0.5) (the audit after the switch"),
         (["--min-coverage", "2"], "error: --min-coverage must be in [0, 1], got 2.0"),
         (["--min-labels", "0"], "error: --min-labels must be at least 1"),
         (["--drift-level", "1"], "error: --drift-level must be in (0, 1)"),
@@ -80,7 +80,7 @@ def test_filters_narrow_the_report(sample_store, tmp_path):
         (["--max-truncation-rate", "3"], "error: --max-truncation-rate must be in [0, 1]"),
         (["--minutes-per-review", "-1"], "error: --minutes-per-review must be >= 0"),
         (["--audit-weeks", "0"], "error: --audit-weeks must be at least 1"),
-        (["--alpha", "0.6"], "error: --alpha must be below 0.5 (the audit after the switch"),
+        (["--alpha", "0.6"], "error: --alpha must be in (0, 0.5) (the audit after the switch"),
         (["--beta", "1.5"], "error: --beta must be in (0, 1] (1: false fails uncontrolled)"),
         (["--process", "no-such-process"], "--process 'no-such-process' matches no check"),
     ],

@@ -156,7 +156,7 @@ def test_table_fits_80_columns_and_says_too_few(store):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["--alpha", "0"], "--alpha must be in (0, 1)"),
+        (["--alpha", "0"], "--alpha must be in (0, 0.5) (the audit after the switch"),
         (["--delta", "1"], "--delta must be in (0, 1)"),
         (["--beta", "1.5"], "--beta must be in (0, 1]"),
         # A negative seed was a numpy traceback ("expected non-negative integer").

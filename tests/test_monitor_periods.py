@@ -10,7 +10,7 @@ import pytest
 
 from calibrate import audit
 from calibrate.analysis.monitor import monitor_store
-from calibrate.analysis.monitor_data import periods
+from calibrate.analysis.monitor_data import periods, short_returns
 from calibrate.ingest import ingest
 from calibrate.simulate import simulate
 from calibrate.simulate_enforced import review_audit
@@ -137,6 +137,17 @@ def _later_records(out, path, *, version, days, advisory_first, model=None):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+def _monitor_after(con, out, tmp_path, *, days, advisory_first):
+    """The monitor's one step after :func:`_later_records` (version 3) are ingested; closes ``con``."""
+    later = tmp_path / "later" / "runs.jsonl"
+    later.parent.mkdir()
+    _later_records(out, later, version="3", days=days, advisory_first=advisory_first)
+    ingest(con, [later])
+    (step,) = monitor_store(con).steps
+    con.close()
+    return step
+
+
 @pytest.mark.parametrize("advisory_first", [False, True], ids=["version-label", "brief-return"])
 def test_an_alarm_is_not_escaped_without_new_labels(alarmed, tmp_path, advisory_first):
     """Outside review: a version label with no process file, or one unlabeled advisory check and a
@@ -149,12 +160,7 @@ def test_an_alarm_is_not_escaped_without_new_labels(alarmed, tmp_path, advisory_
     ingest(con, [tmp_path / "ra.csv"])
     (before,) = monitor_store(con).steps
     assert before.status == "alarm"
-    later = tmp_path / "later" / "runs.jsonl"
-    later.parent.mkdir()
-    _later_records(out, later, version="3", days=7.5, advisory_first=advisory_first)
-    ingest(con, [later])
-    (step,) = monitor_store(con).steps
-    con.close()
+    step = _monitor_after(con, out, tmp_path, days=7.5, advisory_first=advisory_first)
     assert step.status == "alarm"
     if advisory_first:  # a new test, but the earlier alarm stands: nothing labeled since
         assert step.period == 2 and any("the alarm stands" in w for w in step.warnings)
@@ -222,3 +228,43 @@ def test_thresholds_on_an_alarmed_step_say_so(alarmed, tmp_path):
     for fmt in ("table", "yaml"):
         res = runner.invoke(app, [*base, "--format", fmt])
         assert res.exit_code == 0 and "MONITOR ALARM on the enforced check" in res.stdout
+
+
+def test_advisory_checks_too_short_a_return_are_found_with_their_dates():
+    e, a = (False, True), (True, False)  # (advisory, enforced)
+    rows = [
+        (0, "pass", *e, "v1"),
+        (1, "pass", *e, "v1"),
+        (3, "pass", *a, "v1"),  # back to advisory for two days ...
+        (4, "fail", *a, "v1"),
+        (5, "pass", *e, "v1"),  # ... and enforced again 4 days after the last: no new period
+        (6, "pass", *a, "v1"),  # back again ...
+        (14, "unsure", *e, "v1"),  # ... 9 days: a new period, no short return
+    ]
+    checks = frame(rows)
+    assert periods(checks)[0].tolist() == [1, 1, 0, 0, 1, 0, 2]
+    (short,) = short_returns(checks)[("p", "s")]
+    assert short["advisory"] == 2
+    day = pd.Timestamp("2026-01-01", tz="UTC")
+    assert (short["first_at"], short["last_at"]) == (
+        day + pd.Timedelta(days=3),
+        day + pd.Timedelta(days=4),
+    )
+    assert (short["before"], short["resumed_at"]) == (
+        day + pd.Timedelta(days=1),
+        day + pd.Timedelta(days=5),
+    )
+
+
+def test_the_monitor_says_why_a_short_return_to_advisory_began_no_new_period(alarmed, tmp_path):
+    """Outside review (G13): 150 advisory checks and a re-switch 2 days later continued period 1,
+    and nothing said why (the README said a second switch starts a new test)."""
+    root, out, _ = alarmed
+    con = connect(tmp_path / "s.duckdb")
+    ingest(con, [out])
+    step = _monitor_after(con, out, tmp_path, days=3, advisory_first=True)
+    assert step.period == 1
+    (note,) = step.notes
+    assert note.startswith("1 check recorded with advisory: true (")
+    assert "began no new enforcement period" in note and "at least 7 days" in note
+    assert step.to_dict()["notes"] == [note]

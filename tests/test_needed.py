@@ -174,3 +174,25 @@ def test_a_handful_of_labels_gets_no_estimate():
     assert any(note.startswith("too few labels (29) to estimate") for note in res.notes)
     enough = th.find_thresholds(_labeled(n=NEEDED_MIN_LABELS), alpha=0.02, delta=DELTA, beta=BETA)
     assert th.with_needed(enough).needed_labels is not None
+
+
+@pytest.mark.parametrize("alpha", [0.3, 0.4])
+def test_at_best_is_a_share_of_the_rows_its_candidate_was_counted_on(alpha):
+    """A multi-question step: the answers path counts on every label, the learned path on half.
+
+    Outside review (G1): every candidate's decisions over the learned path's certification half
+    read "decides at best 199.1% (of the 112 labeled checks)", 223 of 223 over 112.
+    """
+    from test_thresholds import three_questions
+
+    data = three_questions(223, np.random.default_rng(5))
+    res = th.find_thresholds(data, alpha=alpha, delta=DELTA, beta=1.0)
+    assert res.method == "answers_and_learned_paths" and res.n_certify < data.n
+    best = nd.best_observed_coverage(res, alpha=alpha, beta=1.0)
+    n = nd.coverage_denominator(res, alpha=alpha, beta=1.0)
+    assert 0.0 < best <= 1.0
+    # The share is a count of the rows it names: the best candidate decided round(best * n) of n.
+    frame = res.candidates
+    decided = frame["n_pass"] + frame["n_fail"]
+    assert ((decided == round(best * n)) & (frame["n_total"] == n)).any()
+    assert n in (data.n, res.n_certify)

@@ -640,3 +640,74 @@ def test_a_certified_check_that_never_fails_reads_no_false_fail_bound(thin_step)
     assert ff.ok and ff.value is None and "never fails" in ff.detail
     assert "0.0%" not in ff.detail
     assert s.pattern["recommended"] != "pre-screen"  # fails that never come cannot pre-screen
+
+
+# --------------------------------------------------------------------------- today's check decides nothing
+
+
+@pytest.fixture(scope="module")
+def all_unsure():
+    """300 labeled checks over 40 days whose recorded verdicts are all unsure (outside review G5:
+    one unsure question among eight made every verdict of a real step unsure)."""
+    from calibrate.dataset import answers, submissions
+
+    con = build_store([StepSpec(step="unsure", segments=[Segment(300, days=40)])], seed=3)
+    subs, ans = submissions(con), answers(con)
+    con.close()
+    return subs.assign(verdict="unsure"), ans
+
+
+_NOTHING_CERTIFIED = {
+    "status": "insufficient_data", "n_labeled": 300, "check": [], "certified": None,
+    "best_bounds": {"false_pass_upper": 0.06, "false_fail_upper": 0.1},
+    "expected": {"auto_pass": 0.02, "auto_fail": 0.016, "unsure": 0.964, "n": 300},
+    "needed_labels": 200,
+}  # fmt: skip
+_TODAY = [Question(ASK, Kind.YES_NO, pass_p=0.9, fail_p=0.5)]
+
+
+def test_drift_untestable_because_nothing_is_decided_says_so_and_waits_for_a_certificate(
+    all_unsure,
+):
+    """Each half holds 150 labels but no pass or fail: "yet: a half of the window has no labeled
+    verdicts" was false, and more labels under today's thresholds would never make it testable."""
+    subs, ans = all_unsure
+    s = rd.assess_step(subs, ans, thresholds=_NOTHING_CERTIFIED, questions=_TODAY)
+    assert s.decision == "NOT_YET" and s.drift.undecided and s.drift.verdicts == "recorded"
+    assert s.drift.halves == (150, 150)
+    (line,) = [r for r in s.reasons if r.startswith("Drift")]
+    assert "yet" not in line and "no labeled verdicts" not in line
+    assert "under today's thresholds neither half holds a pass or fail (150 and 150" in line
+    assert "will not change that" in line and "Once the search certifies thresholds" in line
+    detail = _criterion(s, "drift_false_pass").detail
+    assert detail.startswith("not testable: under today's thresholds neither half holds a pass")
+
+
+def test_a_certified_step_whose_today_decides_nothing_is_tested_on_its_replay(all_unsure):
+    """With certified thresholds the drift is tested on them, replayed: the step can be READY
+    (it stayed NOT YET whatever the labels)."""
+    subs, ans = all_unsure
+    doc = {
+        "status": "ok", "n_labeled": 300,
+        "check": [{"ask": ASK, "kind": "yes_no", "pass": 0.8, "fail": 0.3}],
+        "certified": {"false_pass_upper": 0.05, "false_fail_upper": 0.2, "confidence": 0.9},
+        "expected": {"auto_pass": 0.7, "auto_fail": 0.2, "unsure": 0.1, "n": 300},
+        "needed_labels": None,
+    }  # fmt: skip
+    s = rd.assess_step(subs, ans, thresholds=doc, questions=_TODAY)
+    assert s.drift.verdicts == "suggested" and s.drift.testable and not s.drift.drifted
+    assert s.drift.tests[0].earlier.n + s.drift.tests[0].recent.n > 100  # the replay's passes
+    assert all(c.ok for c in s.criteria if c.name.startswith("drift_"))
+    assert "the suggested thresholds replayed" in _criterion(s, "drift_false_pass").detail
+    assert s.decision == "READY", s.reasons
+    assert "the suggested thresholds replayed" in s.reasons[1]
+
+
+def test_not_yet_leads_with_nothing_certified_not_with_a_coverage_it_meets(all_unsure):
+    """Outside review G7: the headline blamed coverage ("at best 100.0% ... at least 50% is
+    required") while the real blocker was that nothing is certified."""
+    subs, ans = all_unsure
+    s = rd.assess_step(subs, ans, thresholds=_NOTHING_CERTIFIED, questions=_TODAY)
+    assert s.decision == "NOT_YET"
+    assert s.reasons[0].startswith("Nothing can be certified yet (insufficient data)")
+    assert any(r.startswith("Decided without a person") for r in s.reasons[1:])

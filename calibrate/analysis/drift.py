@@ -83,13 +83,33 @@ class DriftTest:
         }
 
 
+#: What each rate is a share of, in words (a half "holds no ..." of it).
+_BASE_WORDS = {"false_pass": "pass", "disagreement": "pass or fail"}
+
+
 @dataclass(frozen=True)
 class Drift:
-    """The drift test of a step: where the window was split and the tests."""
+    """The drift test of a step: where the window was split and the tests.
+
+    Attributes
+    ----------
+    split_at : str or None
+        The median time the labeled checks were split at.
+    tests : tuple of DriftTest
+    method : str
+    halves : (int, int)
+        The labeled checks of the earlier and the recent half.
+    verdicts : {"recorded", "suggested"}
+        Which verdicts were tested: as recorded, or the certified (suggested)
+        thresholds replayed on the answers (where today's decide nothing to
+        compare in a half; :func:`calibrate.analysis.step_readiness.assess_step`).
+    """
 
     split_at: str | None
     tests: tuple[DriftTest, ...]
     method: str = DRIFT_METHOD
+    halves: tuple[int, int] = (0, 0)
+    verdicts: str = "recorded"
 
     @property
     def drifted(self) -> bool:
@@ -99,6 +119,44 @@ class Drift:
     def testable(self) -> bool:
         return bool(self.tests) and all(t.testable for t in self.tests)
 
+    @property
+    def undecided(self) -> bool:
+        """Untestable although both halves hold labeled checks: a half holds no verdict to
+        compare (no pass, or no pass or fail), which more labels under the same thresholds
+        do not change."""
+        return not self.testable and min(self.halves) > 0
+
+    def missing(self) -> str:
+        """What is missing where a test cannot run, in words ("" when every test ran).
+
+        Examples
+        --------
+        >>> empty, some = Rate(0, 0), Rate(1, 40)
+        >>> d = Drift("t", (DriftTest("false_pass", empty, some, float("nan"), "z", 0.005),
+        ...                 DriftTest("disagreement", empty, some, float("nan"), "z", 0.005)),
+        ...           halves=(111, 112))
+        >>> d.missing()
+        'the earlier half (111 labeled checks) holds no pass or fail'
+        """
+        if self.testable:
+            return ""
+        if not self.undecided:
+            return "fewer than 2 labeled checks: a half of the window has none"
+        # Per half the widest gap: no pass or fail (nothing decided) implies no pass.
+        lacks = []
+        for half in (0, 1):
+            gone = {t.rate for t in self.tests if (t.earlier, t.recent)[half].n == 0}
+            lacks.append(
+                next((_BASE_WORDS[r] for r in ("disagreement", "false_pass") if r in gone), "")
+            )
+        if lacks[0] == lacks[1]:
+            return f"neither half holds a {lacks[0]} ({self.halves[0]} and {self.halves[1]} labeled checks)"
+        return "; ".join(
+            f"the {name} half ({n} labeled checks) holds no {what}"
+            for name, n, what in zip(("earlier", "recent"), self.halves, lacks, strict=True)
+            if what
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "split_at": self.split_at,
@@ -106,6 +164,9 @@ class Drift:
             "testable": self.testable,
             "tests": [t.to_dict() for t in self.tests],
             "method": self.method,
+            "halves": list(self.halves),
+            "verdicts": self.verdicts,
+            "missing": self.missing() or None,
         }
 
 
@@ -195,7 +256,8 @@ def drift_test(at: Any, verdict: Any, label: Any, *, level: float = 0.05) -> Dri
         recent_r = Rate(int((event & base & recent).sum()), int((base & recent).sum()))
         p, method = one_sided_increase(early_r.k, early_r.n, recent_r.k, recent_r.n)
         tests.append(DriftTest(name, early_r, recent_r, p, method, per_test))
-    return Drift(split_at, tuple(tests))
+    n_recent = int(recent.sum())
+    return Drift(split_at, tuple(tests), halves=(len(recent) - n_recent, n_recent))
 
 
 def share_warning(

@@ -40,7 +40,7 @@ from scipy import stats
 
 from calibrate.analysis.audit import SequentialAuditPlan, plan_audit
 from calibrate.analysis.drift import share_warning
-from calibrate.analysis.monitor_data import read_frames
+from calibrate.analysis.monitor_data import read_frames, short_return_text, short_returns
 from calibrate.analysis.rate_monitor import (  # noqa: F401 - RateMonitor, design_bound re-exported
     RateMonitor,
     design_bound,
@@ -81,6 +81,9 @@ class StepMonitor:
     #: ``action`` without what a page shows beside it: the reason (one of ``warnings``) and the
     #: audit plan (``plan``). The terminal prints ``action`` whole.
     brief_action: str | None = None
+    #: What the period's bounds rest on that the numbers do not show: a return to advisory too
+    #: short to begin a new period (:func:`calibrate.analysis.monitor_data.short_returns`).
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +94,7 @@ class StepMonitor:
             "escalations": self.escalations, "warnings": list(self.warnings),
             "action": self.action, "audit_plan": self.plan.to_dict() if self.plan else None,
             "period": self.period, "earlier_periods": [_iso(e) for e in self.earlier],
+            "notes": list(self.notes),
         }  # fmt: skip
 
 
@@ -463,6 +467,7 @@ def monitor_store(
         every = every[(every["model"] == model).to_numpy()]
     earlier = _earlier_periods(every[~every["current"]], streams, alpha=alpha, beta=beta,
                                delta=delta)  # fmt: skip
+    short = short_returns(checks)
     out: list[StepMonitor] = []
     for (proc, stp, model), enforced in every[every["current"]].groupby(
         ["process", "step", "model"], sort=True, observed=True
@@ -498,7 +503,11 @@ def monitor_store(
         )
         history = earlier.get((proc, stp), ())
         step_monitor = _standing_alarm(step_monitor, history, checks, proc, stp)
-        out.append(replace(step_monitor, period=period, earlier=history))
+        # Said where a period runs on past advisory checks (outside review G13: nothing said why).
+        start = pd.to_datetime(enforced["at"], utc=True).min()
+        mine_short = [r for r in short.get((proc, stp), ()) if r["before"] >= start]
+        notes = (short_return_text(mine_short),) if mine_short else ()
+        out.append(replace(step_monitor, period=period, earlier=history, notes=notes))
     if since is not None:
         out = [_windowed(s, since) for s in out]
     return MonitorReport(alpha=alpha, beta=beta, delta=delta, steps=out)

@@ -231,3 +231,89 @@ def periods(checks: pd.DataFrame, *, gap_days: float = NEW_PERIOD_GAP_DAYS):
     last = last_marker.groupby(key).transform("last").fillna(0).to_numpy(dtype=np.int64)
     current = enforced & (period == last)
     return period, current
+
+
+def short_returns(
+    checks: pd.DataFrame, *, gap_days: float = NEW_PERIOD_GAP_DAYS
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """Per step, the returns to advisory that began no new period: too short.
+
+    Checks recorded with ``advisory: true`` between two enforced pass or
+    unsure verdicts less than ``gap_days`` apart (:func:`periods` reads them
+    as runs still in flight, not a return): the monitor says so, so that a
+    period that runs on past them is explained (outside review G13).
+
+    Parameters
+    ----------
+    checks : DataFrame
+        As :func:`periods` reads them (``read_checks``' frame).
+    gap_days : float
+        As for :func:`periods`.
+
+    Returns
+    -------
+    dict
+        ``(process, step)`` to a list, in time order, of ``{advisory, first_at, last_at,
+        before, resumed_at}``: how many advisory checks, the first and last of them, and the
+        enforced verdicts around them.
+    """
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    if checks.empty:
+        return out
+    at = pd.to_datetime(checks["at"], utc=True)
+    marker = (checks["enforced"] & checks["verdict"].isin(["pass", "unsure"])).to_numpy(bool)
+    for (proc, stp), idx in checks.groupby(["process", "step"], sort=True).groups.items():
+        rows = checks.loc[idx]
+        m = marker[checks.index.get_indexer(idx)]
+        advisory = rows["advisory"].to_numpy(bool)
+        times = at.loc[idx].to_numpy()
+        where = np.flatnonzero(m)
+        for prev, nxt in zip(where[:-1], where[1:], strict=True):
+            between = np.flatnonzero(advisory[prev + 1 : nxt]) + prev + 1
+            gap = pd.Timestamp(times[nxt]) - pd.Timestamp(times[prev])
+            if between.size and gap < pd.Timedelta(days=gap_days):
+                out.setdefault((str(proc), str(stp)), []).append(
+                    {
+                        "advisory": int(between.size),
+                        "first_at": pd.Timestamp(times[between[0]]).to_pydatetime(),
+                        "last_at": pd.Timestamp(times[between[-1]]).to_pydatetime(),
+                        "before": pd.Timestamp(times[prev]).to_pydatetime(),
+                        "resumed_at": pd.Timestamp(times[nxt]).to_pydatetime(),
+                    }
+                )
+    return out
+
+
+def short_return_text(
+    returns: list[dict[str, Any]], *, gap_days: float = NEW_PERIOD_GAP_DAYS
+) -> str:
+    """Short returns to advisory (:func:`short_returns`' entries) in one sentence, with the rule.
+
+    One sentence for all of them: advisory checks of runs in flight may sit between many
+    enforced verdicts.
+
+    Examples
+    --------
+    >>> from datetime import datetime, timezone
+    >>> t = lambda d, h: datetime(2026, 12, d, h, tzinfo=timezone.utc)
+    >>> print(short_return_text([{"advisory": 150, "first_at": t(1, 9), "last_at": t(2, 8),
+    ...                           "before": t(1, 8), "resumed_at": t(2, 10)}]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    150 checks recorded with advisory: true (2026-12-01 to 2026-12-02) began no new enforcement
+    period: enforced verdicts resumed 1.1 days after the last before them, and a return to
+    advisory starts a new test only when at least 7 days pass between the enforced verdicts
+    around it (docs/method.md, "Enforcement periods"); this period's test runs on through them
+    """
+    n = sum(r["advisory"] for r in returns)
+    first = min(r["first_at"] for r in returns)
+    last = max(r["last_at"] for r in returns)
+    days = max((r["resumed_at"] - r["before"]).total_seconds() for r in returns) / 86400
+    within = "" if len(returns) == 1 else "at most "
+    return (
+        f"{n} check{'s' if n != 1 else ''} recorded with advisory: true "
+        f"({first:%Y-%m-%d} to {last:%Y-%m-%d}) began no new enforcement period: enforced "
+        f"verdicts resumed {within}{days:.1f} days after the last before them, and a return to "
+        f"advisory starts a new test only when at least {gap_days:g} days pass between the "
+        'enforced verdicts around it (docs/method.md, "Enforcement periods"); this period\'s '
+        "test runs on through them"
+    )

@@ -228,50 +228,70 @@ def best_observed_coverage(raw: Any, *, alpha: float, beta: float) -> float | No
 
     A point estimate, not a certificate: it says whether more labels could
     help (the evidence points the right way) or not. Reads the candidates of a
-    :class:`calibrate.analysis.threshold_result.StepThresholds`: for a learned path,
-    each candidate's ``(n_pass + n_fail) / n_certify`` where its false-pass
-    rate is below ``alpha`` and its false-fail rate below ``beta``; for a
-    single yes/no question, the best pass share plus the best fail share
-    (the two thresholds are searched apart). ``None`` when the result holds
-    no candidates.
+    :class:`calibrate.analysis.threshold_result.StepThresholds`: for a joint
+    path, each candidate's ``(n_pass + n_fail) / n_total`` where its
+    false-pass rate is below ``alpha`` and its false-fail rate below
+    ``beta``; ``n_total`` is the rows that path's candidates were counted on
+    (a learned path's certification part, a fixed or answers path's every
+    label), so a share is never above 1; for a single yes/no question, the
+    best pass share plus the best fail share (the two thresholds are
+    searched apart), at most 1. ``None`` when the result holds no
+    candidates. :func:`coverage_denominator` gives the rows it is a share of.
     """
+    best = _best_coverage(raw, alpha=alpha, beta=beta)
+    return None if best is None else best[0]
+
+
+def coverage_denominator(raw: Any, *, alpha: float = 1.0, beta: float = 1.0) -> int:
+    """The labeled checks :func:`best_observed_coverage` at ``alpha`` and ``beta`` is a share of.
+
+    The rows the best candidate was counted on (0 without candidates); for a
+    single yes/no question whose two sides were counted on different rows
+    (a learned start certifies the passes on a part), the smaller.
+    """
+    best = _best_coverage(raw, alpha=alpha, beta=beta)
+    return 0 if best is None else best[1]
+
+
+def _best_coverage(raw: Any, *, alpha: float, beta: float) -> tuple[float, int] | None:
+    # Each candidate's share of the rows its path counted (the frame's n_total; a result
+    # without it: n_certify for joint candidates, n_labeled for a yes/no question's sides).
+    # Outside review: all labels over a learned path's half read "at best 199.1%".
     frame = getattr(raw, "candidates", None)
     if not isinstance(frame, pd.DataFrame) or frame.empty or "side" not in frame:
         return None
+    joint = (frame["side"] == "joint").any()
+    fallback = int(getattr(raw, "n_certify" if joint else "n_labeled", 0) or 0)
+    n = (
+        frame["n_total"].fillna(fallback)
+        if "n_total" in frame
+        else pd.Series(fallback, frame.index)
+    )
+    n = n.astype(float).where(n > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         fp = frame["false_pass"] / frame["n_pass"]
         ff = frame["false_fail"] / frame["n_fail"]
     fp_ok = (frame["n_pass"] == 0) | (fp < alpha)
     ff_ok = (frame["n_fail"] == 0) | (ff < beta) | (beta >= 1.0)
-    joint = frame[frame["side"] == "joint"]
-    if not joint.empty:
-        n = getattr(raw, "n_certify", 0) or 0
-        if n <= 0:
+    if joint:
+        rows = (frame["side"] == "joint") & n.notna()
+        if not rows.any():
             return None
-        ok = (fp_ok & ff_ok)[joint.index]
-        cov = (joint["n_pass"] + joint["n_fail"]) / n
-        return float(cov[ok].max()) if ok.any() else 0.0
-    n = getattr(raw, "n_labeled", 0) or 0
-    if n <= 0:
-        return None
-    passes = frame[(frame["side"] == "pass") & (frame["n_pass"] > 0) & fp_ok]
-    fails = frame[(frame["side"] == "fail") & (frame["n_fail"] > 0) & ff_ok]
-    best_pass = float(passes["n_pass"].max()) / n if not passes.empty else 0.0
-    best_fail = float(fails["n_fail"].max()) / n if not fails.empty else 0.0
-    return min(1.0, best_pass + best_fail)
-
-
-def coverage_denominator(raw: Any) -> int:
-    """The labeled checks :func:`best_observed_coverage` divides by (0 without candidates).
-
-    ``n_certify`` for a learned path's joint candidates, else ``n_labeled``.
-    """
-    frame = getattr(raw, "candidates", None)
-    if not isinstance(frame, pd.DataFrame) or frame.empty or "side" not in frame:
-        return 0
-    if (frame["side"] == "joint").any():
-        return int(getattr(raw, "n_certify", 0) or 0)
-    return int(getattr(raw, "n_labeled", 0) or 0)
+        ok = rows & fp_ok & ff_ok
+        if not ok.any():
+            return 0.0, int(n[rows].min())
+        cov = ((frame["n_pass"] + frame["n_fail"]) / n)[ok]
+        i = cov.idxmax()
+        return float(cov[i]), int(n[i])
+    sides = []
+    for side, count, side_ok in (("pass", "n_pass", fp_ok), ("fail", "n_fail", ff_ok)):
+        rows = (frame["side"] == side) & (frame[count] > 0) & side_ok & n.notna()
+        share = (frame[count] / n)[rows]
+        sides.append((float(share.max()), int(n[share.idxmax()])) if rows.any() else None)
+    dens = [s[1] for s in sides if s is not None]
+    if not dens:
+        return (0.0, fallback) if fallback > 0 else None
+    return min(1.0, sum(s[0] for s in sides if s is not None)), min(dens)
 
 
 def estimate_needed(

@@ -69,6 +69,31 @@ def replayed_rates(
     dict or None
         As :func:`recorded_rates`; ``None`` when nothing could be replayed.
     """
+    c = replayed_verdicts(lab_ans, qs, labeled)
+    if c is None:
+        return None
+    return _rates_from(c == PASS, c == FAIL, labeled["label"].astype(bool).to_numpy())
+
+
+def replayed_verdicts(
+    lab_ans: pd.DataFrame, qs: Sequence[Question], labeled: pd.DataFrame
+) -> np.ndarray | None:
+    """The verdict code ``qs`` give each labeled check, in the order of ``labeled``.
+
+    As :func:`replayed_rates` counts them: an error verdict, or a check with
+    no answer to replay, is unsure.
+
+    Parameters
+    ----------
+    lab_ans, qs, labeled
+        As for :func:`replayed_rates`.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        One of :data:`~calibrate.profile.PASS`, ``FAIL``, ``UNSURE`` per row
+        of ``labeled``; ``None`` when nothing could be replayed.
+    """
     codes = replay(lab_ans, qs)
     if codes.empty:
         return None
@@ -76,8 +101,7 @@ def replayed_rates(
     # Each labeled check's replayed code, looked up by integer codes rather than a text index.
     at = answer_rows(pd.Series(codes.index), ids)
     c = np.where(at >= 0, codes.to_numpy()[np.maximum(at, 0)], UNSURE)
-    c = np.where(labeled["verdict"].astype(str).to_numpy() == "error", UNSURE, c)
-    return _rates_from(c == PASS, c == FAIL, labeled["label"].astype(bool).to_numpy())
+    return np.where(labeled["verdict"].astype(str).to_numpy() == "error", UNSURE, c)
 
 
 def _rates_from(passed: np.ndarray, failed: np.ndarray, y: np.ndarray) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from calibrate.analysis.drift import Drift
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.readiness_decision import (
+    REPLAYED,
     SOURCE_WORDS,
     Criterion,
     best_text,
@@ -142,8 +143,9 @@ def step_criteria(
                 f"no rise in the {t.rate.replace('_', '-')} rate (one-sided p-value)",
                 (
                     f"earlier {t.earlier.text()} vs recent {t.recent.text()}; {t.method} test"
+                    + REPLAYED.get(drift.verdicts, "")
                     if t.testable
-                    else "not testable: a half of the window has none"
+                    else f"not testable: {_untestable_where(drift)}{drift.missing()}"
                 ),
             )  # fmt: skip
         )
@@ -174,6 +176,15 @@ def step_criteria(
         )
     )  # fmt: skip
     return out
+
+
+def _untestable_where(drift: Drift) -> str:
+    """Under which thresholds a half holds nothing to compare ("" when it holds no label)."""
+    if not drift.undecided:
+        return ""
+    if drift.verdicts == "suggested":
+        return "under today's thresholds and the suggested ones replayed, "
+    return "under today's thresholds "
 
 
 def health_criterion(name: str, rate: Rate, limit: float, label: str) -> Criterion:

@@ -115,8 +115,8 @@ def decide_readiness(
             what = "false-pass rate" if t.rate == "false_pass" else "disagreement rate"
             reasons.append(
                 f"Drift: the {what} rose from {t.earlier.text()} in the earlier half to "
-                f"{t.recent.text()} in the recent half (one-sided {t.method} test, "
-                f"p = {t.p_value:.2g} <= {t.level:.3g})."
+                f"{t.recent.text()} in the recent half{REPLAYED.get(drift.verdicts, '')} "
+                f"(one-sided {t.method} test, p = {t.p_value:.2g} <= {t.level:.3g})."
             )
     n_lab = next(c.value for c in criteria if c.name == "labeled_submissions")
     if poor and names & {"false_pass_upper", "false_fail_upper", "coverage"}:
@@ -164,7 +164,7 @@ def decide_readiness(
                 what = "error verdicts" if c.name == "error_rate" else "truncations"
                 reasons.append(f"Too few checks to judge the share of {what} yet: {c.detail}.")
             elif c.name.startswith("drift_"):
-                line = "Drift cannot be tested yet: a half of the window has no labeled verdicts."
+                line = drift_untestable(drift, certified=tv.status == "ok")
                 if line not in reasons:
                     reasons.append(line)
         bounds = [c for c in soft if c.name in ("false_pass_upper", "false_fail_upper")]
@@ -180,6 +180,9 @@ def decide_readiness(
                 "person. Run without --with-escalations."
             )
         elif bounds and tv.status != "ok":
+            # The real blocker leads (after too few labels): a headline on today's coverage
+            # quoted "at best 100.0%" beside "at least 50% is required" (outside review G7).
+            first = int(bool(reasons) and reasons[0].startswith("Too few labels yet"))
             line = f"Nothing can be certified yet ({tv.status.replace('_', ' ')})"
             if lowest:
                 best = " and ".join(
@@ -192,7 +195,7 @@ def decide_readiness(
                     "each side's from its own candidate and not adjusted for the search, so no "
                     "certificate"
                 )
-            reasons.append(line + ".")
+            reasons.insert(first, line + ".")
         evidence = _evidence_reason(
             point, opts=opts, best_cov=best_cov, right_way=right_way, best_n=best_n
         )
@@ -207,9 +210,62 @@ def decide_readiness(
         f"{share_text(cov.value, cov_n)} of submissions without a person."
     )
     reasons.append(
-        "No drift between the earlier and the recent half; one evaluator model; errors and truncations within limits."
+        f"No drift between the earlier and the recent half{REPLAYED.get(drift.verdicts, '')}; "
+        "one evaluator model; errors and truncations within limits."
     )
     return "READY", reasons
+
+
+#: Said beside a drift test of the certified thresholds replayed (``Drift.verdicts``).
+REPLAYED = {
+    "suggested": " (the suggested thresholds replayed on the labeled checks: today's decide "
+    "nothing to compare across the halves)"
+}
+
+
+def drift_untestable(drift: Drift, *, certified: bool) -> str:
+    """Why the drift test cannot run, and whether more labels would change that.
+
+    A half without labeled checks fills with labels. A half whose labeled
+    checks hold no verdict to compare does not, while the thresholds stay:
+    the test then runs on the certified thresholds replayed
+    (``drift.verdicts == "suggested"``), or waits for thresholds to be
+    certified (outside review G5: "cannot be tested yet: a half of the window
+    has no labeled verdicts" beside 111 labeled checks in each half).
+
+    Parameters
+    ----------
+    drift : Drift
+        The step's drift test, not testable.
+    certified : bool
+        Whether the step's thresholds are certified.
+
+    Returns
+    -------
+    str
+        One sentence.
+    """
+    if not drift.undecided:
+        return f"Drift cannot be tested yet: {drift.missing()}."
+    if drift.verdicts == "suggested":
+        return (
+            "Drift cannot be tested: today's thresholds decide nothing to compare across the "
+            f"halves, nor do the suggested thresholds replayed on the labeled checks "
+            f"({drift.missing()}). More labels alone will not change that: compare the halves "
+            "(calibrate agreement --by week) and sharpen the questions so the check decides in "
+            "both."
+        )
+    then = (
+        ""
+        if certified
+        else " Once the search certifies thresholds, drift is tested on them, replayed on the "
+        "same labeled checks."
+    )
+    return (
+        f"Drift cannot be tested: under today's thresholds {drift.missing()}, so there is no "
+        "decided verdict to compare across the halves, and more labels under those thresholds "
+        f"will not change that.{then}"
+    )
 
 
 def _poor_reason(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,12 @@ from calibrate.analysis.audit_fixed import AuditPlan, audit_plan
 from calibrate.analysis.drift import drift_test
 from calibrate.analysis.enforced_step import Enforcement, judge_enforced
 from calibrate.analysis.needed import NeededLabels, best_observed_coverage, coverage_denominator
-from calibrate.analysis.observed_rates import automation_bias, recorded_rates, replayed_rates
+from calibrate.analysis.observed_rates import (
+    automation_bias,
+    recorded_rates,
+    replayed_rates,
+    replayed_verdicts,
+)
 from calibrate.analysis.plain import num as _num
 from calibrate.analysis.rate import Rate
 from calibrate.analysis.readiness_criteria import distrusts_evaluator, step_criteria
@@ -51,7 +57,7 @@ from calibrate.analysis.step_evidence import (
 )
 from calibrate.analysis.threshold_view import ThresholdView, check_items, suggested_questions
 from calibrate.defaults import RECERTIFY_MIN_LABELS, ReadinessOptions
-from calibrate.profile import Limits, Question
+from calibrate.profile import FAIL, PASS, UNSURE, Limits, Question
 
 #: Without a certificate, at least this share more labels is asked for (see assess_step).
 NEEDED_FLOOR = 0.1
@@ -218,6 +224,18 @@ def assess_step(
     # Without a certificate the search reports the best single-candidate bounds: shown, never passed.
     certified = tv.status == "ok" and tv.certified is not None
     bounds = tv.certified if certified else tv.best_bounds
+    if drift.undecided and certified and suggested_qs:
+        # Today's thresholds decide nothing to compare in a half (every verdict unsure, say):
+        # no number of labels changes that (outside review G5). The certified thresholds are
+        # tested instead, replayed on the same labeled checks: their search read no time, so
+        # under exchangeability the split at the median time is as random for them.
+        codes = replayed_verdicts(lab_ans, suggested_qs, rev_labeled)
+        if codes is not None:
+            replayed = drift_test(
+                rev_labeled["at"], _VERDICT_WORDS[codes], rev_labeled["label"],
+                level=opts.drift_level,
+            )  # fmt: skip
+            drift = replace(replayed, verdicts="suggested")
     fp_upper = _num(bounds.get("false_pass_upper"))
     ff_upper = _num(bounds.get("false_fail_upper"))
     plenty = n_labeled >= opts.min_labels
@@ -230,7 +248,7 @@ def assess_step(
     if coverage is not None and cov_n:
         # The share as the count its text shows (111 of 400 is 27.8%, not a float sum's 27.7%).
         coverage = round(coverage * cov_n) / cov_n
-    best_n = coverage_denominator(tv.raw)
+    best_n = coverage_denominator(tv.raw, alpha=opts.alpha, beta=opts.beta)
     if best_cov is not None:
         right_way = best_cov >= opts.min_coverage
     else:
@@ -382,6 +400,11 @@ def assess_step(
         evidence_decision=evidence_decision,
         enforced_verdict=verdict,
     )
+
+
+#: A replayed verdict code as the word a recorded verdict has (drift_test reads words).
+_VERDICT_WORDS = np.array(["", "", ""], dtype=object)
+_VERDICT_WORDS[[PASS, FAIL, UNSURE]] = ["pass", "fail", "unsure"]
 
 
 def _labels_to_ask(

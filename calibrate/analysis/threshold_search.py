@@ -345,11 +345,11 @@ def find_thresholds(
             method = "fixed_sequence_learned_start"
             n_search, n_cert = pass_path.n_search, pass_path.n_total
         i_pass, f_pass = pass_path.run(alpha=alpha, beta=beta)
-        frames.append(f_pass)
+        frames.append(f_pass.assign(n_total=pass_path.n_total or data.n))
         f_fail = None
         if beta < 1.0:
             _, f_fail = fail_path.run(alpha=alpha, beta=beta)
-            frames.append(f_fail)
+            frames.append(f_fail.assign(n_total=fail_path.n_total or data.n))
         if i_pass is not None:
             a = loosened(pass_path, i_pass)
             if beta >= 1.0 or f_fail is None:
@@ -554,6 +554,9 @@ def _union_choice(
     winners, counts, picks = [], [], []
     for k, path in enumerate(paths):
         chosen, frame = path.run(alpha=alpha, beta=beta, min_decided=min_decided)
+        # Each path's counts are of its own rows (a learned path's of the certification part):
+        # a share of them reads its own denominator.
+        frame = frame.assign(n_total=path.n_total or data.n)
         frames.append(frame.assign(path=k) if number else frame)
         if chosen is not None:
             r = replay_cached(path.configs[chosen], data)

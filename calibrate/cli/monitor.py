@@ -22,7 +22,6 @@ from calibrate.cli.options import (
     require_format,
 )
 from calibrate.cli.render import echo_json, terminal_safe
-from calibrate.defaults import check_readiness_options
 from calibrate.lazy import lazy_module
 from calibrate.store import connect
 from calibrate.textsafe import NO_MODEL, shown_name, step_name
@@ -73,7 +72,9 @@ def monitor_command(
     correct them. Each enforcement period (a second switch after a return to
     advisory, or a process version with other thresholds) is a test of its
     own; earlier periods are shown as history, and an earlier alarm stands
-    until 100 advisory checks after it are labeled.
+    until 100 advisory checks after it are labeled. A return to advisory
+    begins a period only when at least 7 days pass between the enforced
+    verdicts around it; a shorter one continues the period, and a note says so.
 
     --until reads the test as it stood at a time (a prefix of the stream in
     the order it was learned, so the e-process keeps its level); there is no
@@ -86,7 +87,6 @@ def monitor_command(
     require_format(fmt, "monitor", Format.table, Format.json)
     as_of = parse_time(until, "--until")
     check_levels(alpha, delta, beta)
-    check_readiness_options({"alpha": alpha}, cli=True)  # the plan looks for 2 x alpha
     con = connect(db, read_only=True)
     try:
         require_enforced(con, process, step)
@@ -125,6 +125,8 @@ def print_table(
         typer.echo(f"  enforced since {since}{period}")
         for e in s.earlier:
             typer.echo(terminal_safe(f"  {monitoring.earlier_period_text(e)}"))
+        for note in s.notes:
+            typer.echo(terminal_safe(f"  note: {note}"))
         for name, m, limit in (
             ("false passes", s.false_pass, alpha),
             ("false fails", s.false_fail, beta),

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from calibrate import arguments
+from calibrate.defaults import ReadinessOptions, check_readiness_options
 from calibrate.errors import UsageError
 from calibrate.lazy import lazy_module
 
@@ -212,22 +213,37 @@ def left_out_text(n: dict[str, int]) -> str:
     )
 
 
-# The guarantee's three levels, shared by `thresholds` and `report` (defaults from the thresholds module).
+# The guarantee's three levels, shared by `thresholds`, `report` and `monitor` (defaults from the
+# thresholds module). Each help names the range `check_levels` accepts.
+_FACTOR = ReadinessOptions.audit_factor
 AlphaOption = Annotated[
-    float, typer.Option("--alpha", help="Limit on the false-pass rate P(not acceptable | pass).")
+    float,
+    typer.Option(
+        "--alpha",
+        help="Limit on the false-pass rate P(not acceptable | pass), in "
+        f"(0, {1 / _FACTOR:g}): the audit after the switch is sized to detect a rise to "
+        f"{_FACTOR:g} x alpha.",
+    ),
 ]
 DeltaOption = Annotated[
     float,
-    typer.Option("--delta", help="The certified bounds may fail with probability at most delta."),
+    typer.Option(
+        "--delta",
+        help="The certified bounds may fail with probability at most delta, in (0, 1).",
+    ),
 ]
 BetaOption = Annotated[
     float,
     typer.Option(
-        "--beta", help="Limit on the false-fail rate P(acceptable | fail); 1 = uncontrolled."
+        "--beta",
+        help="Limit on the false-fail rate P(acceptable | fail), in (0, 1]; 1 = uncontrolled.",
     ),
 ]
 
 
 def check_levels(alpha: float, delta: float, beta: float) -> None:
-    """Refuse levels outside (0, 1) (beta may be 1: false fails uncontrolled), naming the option."""
+    """Refuse levels outside their ranges, naming the option: ``--alpha`` in (0, 0.5) (the
+    audit after the switch looks for 2 x alpha), ``--delta`` in (0, 1), ``--beta`` in (0, 1]."""
+    # Alpha's whole range first: "(0, 1)" for 1, then "below 0.5" for 0.99, disagreed.
+    check_readiness_options({"alpha": alpha}, cli=True)
     arguments.check_levels(alpha, delta, beta, cli=True)

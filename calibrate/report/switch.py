@@ -102,9 +102,10 @@ def switch_view(monitor: Any, png: Any) -> list[dict[str, Any]]:
                 "since": f"{s.enforced_since:%Y-%m-%d}" if s.enforced_since else "–",
                 "lines": lines,
                 # Earlier enforcement periods: history, no part of the status (their text holds
-                # the model's name: record text, escaped by the templates).
+                # the model's name: record text, escaped by the templates), then the advisory
+                # checks too short a return to begin a period.
                 "period": s.period,
-                "earlier": [earlier_period_text(e) for e in s.earlier],
+                "earlier": [earlier_period_text(e) for e in s.earlier] + list(s.notes),
                 "escalations": esc,
                 # Each fact once: a rate's alarm is in its line above, the alarm's reason among
                 # the warnings, the plan on its own line (the terminal's action holds all three).
