@@ -345,11 +345,14 @@ def find_thresholds(
             method = "fixed_sequence_learned_start"
             n_search, n_cert = pass_path.n_search, pass_path.n_total
         i_pass, f_pass = pass_path.run(alpha=alpha, beta=beta)
-        frames.append(f_pass.assign(n_total=pass_path.n_total or data.n))
+        # In place, not a copy: the fail frame's `chosen` is set below and must reach `frames`.
+        f_pass["n_total"] = pass_path.n_total or data.n
+        frames.append(f_pass)
         f_fail = None
         if beta < 1.0:
             _, f_fail = fail_path.run(alpha=alpha, beta=beta)
-            frames.append(f_fail.assign(n_total=fail_path.n_total or data.n))
+            f_fail["n_total"] = fail_path.n_total or data.n
+            frames.append(f_fail)
         if i_pass is not None:
             a = loosened(pass_path, i_pass)
             if beta >= 1.0 or f_fail is None:
