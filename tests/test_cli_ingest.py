@@ -332,3 +332,21 @@ def test_ingest_help_reads_like_the_other_commands():
     assert missing.exit_code == 2 and "Usage: calibrate ingest [OPTIONS] PATH..." in missing.output
     low = runner.invoke(app, ["ingest", "--max-line-bytes", "100", "x"])
     assert low.exit_code == 2
+
+
+def test_json_and_another_format_are_refused_together(tmp_path, sample_dir):
+    """``--json`` (the older --format json) with ``--format table`` is two forms: exit 2, nothing stored."""
+    db = tmp_path / "s.duckdb"
+    limits = str(sample_dir / "limits.json")
+    for args in (["--json", "--format", "table"], ["--format", "TABLE", "--json"]):
+        res = runner.invoke(app, ["ingest", "--db", str(db), *args, limits])
+        assert res.exit_code == 2, res.output
+        assert res.stdout == ""
+        assert (
+            res.stderr.strip() == "error: --json is --format json: it cannot go with --format table"
+        )
+        assert not db.exists()
+    for args in (["--json"], ["--json", "--format", "json"], ["--format", "json"]):
+        res = runner.invoke(app, ["ingest", "--db", str(db), *args, limits])
+        assert res.exit_code == 0, res.output
+        assert "totals" in json.loads(res.stdout)

@@ -34,6 +34,7 @@ def _verdict(run: str, at: str = "2026-09-01T10:00:00Z", **over) -> dict:
 
 
 def _ingest(tmp_path: Path, files: dict[str, str], *, fast: bool = True, monkeypatch=None):
+    """Write ``files`` into ``tmp_path / "in"`` (beside what is there) and ingest that folder."""
     folder = tmp_path / "in"
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
@@ -126,15 +127,20 @@ def test_a_decision_with_an_impossible_offset_is_quarantined_in_a_table(
     assert all(NOT_A_TIME in r for r in _reasons(con))
 
 
-def test_a_decision_with_an_impossible_offset_is_quarantined_everywhere_else(tmp_path):
-    run = {
+def _reviewed_run(decision: str, at: str) -> dict:
+    """A run document whose approve step decides on its checked step."""
+    return {
         "run": "r-run",
         "process": "p",
         "steps": {
             "s": {"check": _check("2026-09-01T10:00:00Z")},
-            "approve": {"reviews": "s", "decision": "approved", "at": "2026-09-01T11:00:00+25:00"},
+            "approve": {"reviews": "s", "decision": decision, "at": at},
         },
     }
+
+
+def test_a_decision_with_an_impossible_offset_is_quarantined_everywhere_else(tmp_path):
+    run = _reviewed_run("approved", "2026-09-01T11:00:00+25:00")
     record = {"run": "r-rec", "step": "s", "attempt": 1, "decision": "rejected"}
     folder = tmp_path / "in"
     folder.mkdir()
@@ -239,3 +245,150 @@ def test_blank_cells_of_a_decision_table(tmp_path, monkeypatch, fast):
         "decision names no checked step",
         'record has no "run" id',
     ]
+
+
+# --- The time grammar and Unicode blanks, alike in every form of file and both lanes (black-box G8, G9).
+
+#: ISO 8601 / RFC 3339 forms calibrate reads, and the instant each is (UTC).
+TIME_FORMS = {
+    "2026-10-20T10:00:00Z": datetime(2026, 10, 20, 10, tzinfo=UTC),
+    "2026-10-20t10:00:00z": datetime(2026, 10, 20, 10, tzinfo=UTC),  # RFC 3339 section 5.6
+    "2026-10-20 10:00:00.25+02:00": datetime(2026, 10, 20, 8, 0, 0, 250000, tzinfo=UTC),
+    "2026-10-20T10:00:00,5Z": datetime(2026, 10, 20, 10, 0, 0, 500000, tzinfo=UTC),
+    "2026-10-20T10:00-0130": datetime(2026, 10, 20, 11, 30, tzinfo=UTC),
+    "20261020T100000Z": datetime(2026, 10, 20, 10, tzinfo=UTC),  # basic
+    "20261020t100000,25z": datetime(2026, 10, 20, 10, 0, 0, 250000, tzinfo=UTC),
+    "20261020T1000+02": datetime(2026, 10, 20, 8, tzinfo=UTC),
+    "20261020": datetime(2026, 10, 20, tzinfo=UTC),
+    "2026-10-20 10:00:00 UTC": datetime(2026, 10, 20, 10, tzinfo=UTC),  # as BigQuery writes it
+    "\u00a02026-10-20T10:00:00Z\u202f": datetime(2026, 10, 20, 10, tzinfo=UTC),  # blanks around
+    "\t2026-10-21\n": datetime(2026, 10, 21, tzinfo=UTC),
+}
+#: Not read: no digits after the dot, week and ordinal dates, mixed basic and extended forms,
+#: an hour alone, zone names, a date with an offset, DuckDB's special values.
+NOT_TIMES = [
+    "2026-10-20T10:00:00.Z", "2026-10-20T10:00:00.", "2026-W43-2", "2026-293", "2026-10-20T10Z",
+    "20261020T10:00:00Z", "2026-1020", "2026-10-20T10:00:00 Europe/Paris", "2026-10-20Z",
+    "2026-10-20T1:2:3Z", "epoch", "infinity", "2026-10-20T10:00:00+0530:00",
+]  # fmt: skip
+READS = "calibrate reads (YYYY-MM-DD[Thh:mm[:ss[.f]]]"
+
+
+def test_the_time_grammar():
+    con = duckdb.connect()
+    con.execute(statements.load("ingest_records.sql")["macros"])
+    for text, when in TIME_FORMS.items():
+        assert con.execute("SELECT iso_time(?)", [text]).fetchone()[0] == when, text
+    for text in NOT_TIMES:
+        assert con.execute("SELECT iso_time(?)", [text]).fetchone()[0] is None, text
+
+
+def _time_files(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every form of "at" in a check of each form of file, and in a decision; (read, loaded) of each."""
+    texts = list(TIME_FORMS) + NOT_TIMES
+    verdicts = [_verdict(f"t{i}", text) for i, text in enumerate(texts)]
+    (folder / "v.jsonl").write_text("".join(json.dumps(v) + "\n" for v in verdicts))
+    (folder / "v.json").write_text(json.dumps([v | {"run": "j" + v["run"]} for v in verdicts]))
+    docs = [
+        {"run": f"d{i}", "process": "p", "steps": {"s": {"check": _check(text)}}}
+        for i, text in enumerate(texts)
+    ]
+    (folder / "runs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    table = duckdb.connect()
+    table.execute(
+        "CREATE TABLE t AS SELECT 'q' || i AS run, 'p' AS process, 's' AS step, 1 AS attempt,"
+        ' c AS "check" FROM unnest(?::VARCHAR[]) WITH ORDINALITY AS u(c, i)',
+        [[json.dumps(_check(text)) for text in texts]],
+    )
+    table.execute(f"COPY t TO '{folder / 'v.parquet'}' (FORMAT parquet)")
+    table.close()
+    with open(folder / "d.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(["run", "process", "step", "attempt", "decision", "by", "at", "note"])
+        writer.writerows(
+            [f"t{i}", "p", "s", "1", "approved", "ana", t, ""] for i, t in enumerate(texts)
+        )
+    n, good = len(texts), len(TIME_FORMS)
+    return {name: (n, good) for name in ("v.jsonl", "v.json", "runs.jsonl", "v.parquet", "d.csv")}
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast lanes", "record pipeline"])
+def test_every_time_form_is_read_alike_in_every_file_and_lane(tmp_path, monkeypatch, fast):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    expected = _time_files(folder)
+    con, report = _ingest(tmp_path, {}, fast=fast, monkeypatch=monkeypatch)
+    assert {Path(f.path).name: (f.read, f.loaded) for f in report.files} == expected
+    whens = set(TIME_FORMS.values())
+    times = con.execute("SELECT DISTINCT checked_at FROM checks").fetchall()
+    assert {t for (t,) in times} == whens
+    assert {
+        t for (t,) in con.execute("SELECT DISTINCT decided_at FROM decisions").fetchall()
+    } == whens
+    reasons = _reasons(con)
+    assert len(reasons) == 5 * len(NOT_TIMES)
+    assert all(NOT_A_TIME in r and READS in r and "no week or ordinal dates" in r for r in reasons)
+    assert any('"at" "2026-W43-2" is not' in r for r in reasons)
+
+
+BLANKS = ["\u00a0", "\u202f", "\u3000", "\u2003", "\t", " \u00a0"]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast lanes", "record pipeline"])
+def test_unicode_blanks_around_a_decision_are_blanks_in_every_lane(tmp_path, monkeypatch, fast):
+    """A no-break space after a spreadsheet paste is a blank: ``Approved\\u00a0`` is approved."""
+    rows = [["run", "process", "step", "attempt", "decision", "by", "at", "note"]]
+    rows += [
+        [f"c{i}", "p", "s", f"1{b}", f"{b}Approved{b}", "ana", "", ""] for i, b in enumerate(BLANKS)
+    ]
+    # A decision of only blanks is none: pending.
+    rows.append(["pending", "p", "s", "1", "\u00a0\u3000", "ana", "", ""])
+    folder = tmp_path / "in"
+    folder.mkdir()
+    with open(folder / "d.csv", "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    records = [
+        {"run": f"j{i}", "step": "s", "attempt": 1, "decision": f"Rejected{b}"}
+        for i, b in enumerate(BLANKS)
+    ]
+    (folder / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = _reviewed_run("approved\u00a0", "2026-09-01T11:00:00Z")
+    (folder / "runs.jsonl").write_text(json.dumps(run) + "\n")
+    con, report = _ingest(tmp_path, {}, fast=fast, monkeypatch=monkeypatch)
+    assert {
+        Path(f.path).name: (f.read, f.loaded, f.quarantined, f.pending) for f in report.files
+    } == {
+        "d.csv": (len(BLANKS) + 1, len(BLANKS), 0, 1),
+        "d.jsonl": (len(BLANKS), len(BLANKS), 0, 0),
+        "runs.jsonl": (1, 1, 0, 0),
+    }
+    got = con.execute("SELECT decision, count(*) FROM decisions GROUP BY ALL ORDER BY 1").fetchall()
+    assert got == [("approved", len(BLANKS) + 1), ("rejected", len(BLANKS))]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["direct rows", "record pipeline"])
+def test_an_invisible_character_in_a_decision_is_shown_in_its_reason(tmp_path, monkeypatch, fast):
+    """A zero-width space is no blank: the reason writes it out, so that a person sees what is wrong."""
+    files = {"d.csv": "run,step,attempt,decision\nr1,s,1,Approved\u200b\nr2,s,1,appro\u00a0ved\n"}
+    con, report = _ingest(tmp_path, files, fast=fast, monkeypatch=monkeypatch)
+    assert report.totals["quarantined"] == 2
+    assert [r.split(" (")[0] for r in _reasons(con)] == [
+        'unknown decision "Approved\\u200b"',
+        'unknown decision "appro\\u00a0ved"',
+    ]
+
+
+@pytest.mark.parametrize("form", ["jsonl", "json"])
+def test_a_name_of_only_unicode_blanks_names_nothing(tmp_path, form):
+    records = [_verdict("r1", step="\u00a0"), _verdict("\u3000"), _verdict("r2", process="\u202f")]
+    text = (
+        "".join(json.dumps(r) + "\n" for r in records) if form == "jsonl" else json.dumps(records)
+    )
+    con, report = _ingest(tmp_path, {f"r.{form}": text})
+    assert (report.totals["read"], report.totals["quarantined"]) == (3, 3)
+    reasons = " | ".join(_reasons(con))
+    assert (
+        'has no "step"' in reasons
+        and 'has no "run" id' in reasons
+        and '"process" is blank' in reasons
+    )

@@ -12,6 +12,7 @@ from typer.core import TyperCommand
 from calibrate.cli.app import app, err, handle_errors
 from calibrate.cli.options import DbOption, Format, format_option, require_format
 from calibrate.cli.render import echo_json, terminal_safe
+from calibrate.errors import UsageError
 from calibrate.ingest import (
     DEFAULT_MAX_LINE_BYTES,
     IngestReport,
@@ -49,6 +50,7 @@ class _IngestCommand(TyperCommand):
 @app.command("ingest", cls=_IngestCommand)
 @handle_errors
 def ingest_command(
+    ctx: typer.Context,
     paths: Annotated[
         list[Path],
         typer.Argument(
@@ -66,7 +68,12 @@ def ingest_command(
     ] = False,
     fmt: IngestFormat = Format.table,
     as_json: Annotated[
-        bool, typer.Option("--json", hidden=True, help="The same as --format json (older name).")
+        bool,
+        typer.Option(
+            "--json",
+            hidden=True,
+            help="The same as --format json (older name); not with another --format.",
+        ),
     ] = False,
     max_line_bytes: Annotated[
         int,
@@ -94,6 +101,10 @@ def ingest_command(
     the number of files skipped).
     """
     require_format(fmt, "ingest", Format.table, Format.json)
+    given = getattr(ctx.get_parameter_source("fmt"), "name", "DEFAULT") != "DEFAULT"
+    if as_json and fmt is not Format.json and given:
+        # Two forms asked for in one call: which is meant cannot be told (exit 2, as any usage error).
+        raise UsageError(f"--json is --format json: it cannot go with --format {fmt.value}")
     as_json = as_json or fmt is Format.json
     # A path that does not exist is an error before the store is touched, and a store that
     # does not exist yet is created only when there is something to load into it.

@@ -9,6 +9,22 @@
 -- this pipeline's own rows so that keys and duplicates are settled over both.
 
 -- name: macros
+-- Blanks: what Python's str.strip() strips (a blank CSV row is one of only these, tables.py):
+-- ASCII space, tab, line ends, and those a spreadsheet or web page leaves, such as a no-break
+-- space (U+00A0) or a narrow one (U+202F). Blanks around a decision, an attempt or a time are not
+-- part of it; a name of only blanks names nothing. As a pattern: [\s\x0b\x1c-\x1f\x85\p{Z}].
+-- (A pattern, not trim(t, characters): measured, trim with these characters costs five times
+-- as much, and even trim of ASCII blanks costs three times as much.)
+CREATE OR REPLACE TEMP MACRO trim_blanks(t) AS (
+    regexp_replace(t, '^[\s\x0b\x1c-\x1f\x85\p{Z}]+|[\s\x0b\x1c-\x1f\x85\p{Z}]+$', '', 'g'));
+-- A JSON value's text for a reason, with what cannot be seen written as a JSON escape: spaces other
+-- than ASCII's, invisible formatting characters (a zero-width space, a byte order mark), line
+-- separators (DuckDB already escapes control characters). Only reasons use it: a loop per character.
+CREATE OR REPLACE TEMP MACRO shown_json(j) AS (
+    CASE WHEN NOT regexp_matches(j::VARCHAR, '[\x85\p{Cf}]|[^ \P{Z}]') THEN j::VARCHAR
+         ELSE array_to_string(list_transform(string_split(j::VARCHAR, ''), lambda c:
+             CASE WHEN regexp_full_match(c, '[\x85\p{Cf}]|[^ \P{Z}]')
+                  THEN '\u' || format('{:04x}', unicode(c)) ELSE c END), '') END);
 -- A whole number: an integer, or a number with no fractional part (2.0, as pandas and Arrow
 -- write an integer column with a missing value); NULL otherwise. 2.5 is not whole.
 CREATE OR REPLACE TEMP MACRO is_whole(x) AS (x = floor(x) AND x BETWEEN -9.0e18 AND 9.0e18);
@@ -21,39 +37,63 @@ CREATE OR REPLACE TEMP MACRO json_whole(j) AS (
 CREATE OR REPLACE TEMP MACRO json_attempt(j) AS (
     CASE WHEN json_whole(j) BETWEEN 1 AND 2147483647 THEN json_whole(j) END);
 -- An attempt written as text (a table cell): digits, optionally ".0" ('1.5' must not round to 2).
+-- Blanks around are allowed; the digits are taken by the pattern (measured: cheaper than a trim).
 CREATE OR REPLACE TEMP MACRO text_attempt(t) AS (
-    CASE WHEN regexp_matches(t, '^\s*[0-9]{1,10}(\.0*)?\s*$')
-              AND try_cast(trim(t) AS DOUBLE) BETWEEN 1 AND 2147483647
-         THEN try_cast(trim(t) AS DOUBLE)::BIGINT END);
+    CASE WHEN try_cast(regexp_extract(t, '^[\s\x0b\x1c-\x1f\x85\p{Z}]*([0-9]{1,10})(?:\.0*)?[\s\x0b\x1c-\x1f\x85\p{Z}]*$', 1) AS BIGINT)
+              BETWEEN 1 AND 2147483647
+         THEN try_cast(regexp_extract(t, '^[\s\x0b\x1c-\x1f\x85\p{Z}]*([0-9]{1,10})(?:\.0*)?[\s\x0b\x1c-\x1f\x85\p{Z}]*$', 1) AS BIGINT) END);
 -- Why an attempt (j, its JSON value; x, its value as a number, NULL when none) is not one, after
 -- the field's name p: too large is said apart, as a positive integer can be too large.
 CREATE OR REPLACE TEMP MACRO attempt_reason(p, j, x) AS (
     p || ' must be a positive integer'
     || CASE WHEN x = floor(x) AND x > 2147483647 THEN ' up to 2147483647 (too large)' ELSE '' END
-    || ', not ' || j::VARCHAR);
+    || ', not ' || shown_json(j));
 -- A decision's attempt as a number: a JSON number, or a table cell's digits (text_attempt's form).
 CREATE OR REPLACE TEMP MACRO decision_attempt_number(j) AS (
-    CASE WHEN json_type(j) = 'VARCHAR' AND regexp_matches((j->>'$'), '^\s*[0-9]+(\.0*)?\s*$')
-         THEN try_cast(trim((j->>'$')) AS DOUBLE)
+    CASE WHEN json_type(j) = 'VARCHAR'
+         THEN try_cast(regexp_extract((j->>'$'), '^[\s\x0b\x1c-\x1f\x85\p{Z}]*([0-9]+(?:\.0*)?)[\s\x0b\x1c-\x1f\x85\p{Z}]*$', 1) AS DOUBLE)
          WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
 -- A rubric level: a whole number in [0, 2^31 - 1] (x is the answer as DOUBLE, t its JSON type).
 CREATE OR REPLACE TEMP MACRO is_level(t, x) AS (
     t IN ('UBIGINT', 'BIGINT', 'DOUBLE') AND x BETWEEN 0 AND 2147483647 AND is_whole(x));
--- A time must look like ISO 8601 (YYYY-MM-DD...) and be finite: DuckDB would
--- otherwise also accept 'epoch', 'infinity' and years beyond 9999. A UTC offset after the time
--- must be one (RFC 3339: hours 00-23, minutes and seconds 00-59): DuckDB reads +25:00 or +99:99
--- as an offset of a day or more, which moves the time by days.
+-- A time is ISO 8601 in one of the forms docs/formats.md lists (RFC 3339's among them): a
+-- calendar date, extended (YYYY-MM-DD) or basic (YYYYMMDD), then optionally a time after T, t or
+-- (extended) a space: hh:mm[:ss[.f]] or basic hhmm[ss[.f]] (a fraction after a dot or a comma,
+-- with at least one digit), and an offset Z, z, +-hh:mm, +-hhmm or +-hh with hours 00-23 and
+-- minutes 00-59 (RFC 3339: DuckDB reads +25:00 or +99:99 as an offset of a day or more, which
+-- would move the time by days), or (extended) ' UTC' as BigQuery writes it. Blanks around are
+-- allowed (Unicode ones too, as around a decision). Week and ordinal dates are not read. The
+-- grammar, not DuckDB's cast, says what is a time: the cast also takes 'epoch', 'infinity', zone
+-- names and '10:00:00.Z'; the cast then refuses what is no instant (T25:00, 02-30). The common
+-- form (extended, upper case, a dot, no blanks around) is cast as it is; any other is first
+-- written in that form. Each pattern is one literal (a pattern built with || would be compiled
+-- again for every value).
+CREATE OR REPLACE TEMP MACRO iso_time_parts(p) AS (
+    CASE WHEN p.y1 || p.y2 <> '' THEN try_cast(
+        p.y1 || p.y2 || '-' || p.mo1 || p.mo2 || '-' || p.d1 || p.d2
+        || CASE WHEN p.h1 || p.h2 = '' THEN ''
+                ELSE 'T' || p.h1 || p.h2 || ':' || p.mi1 || p.mi2
+                     || CASE WHEN p.s1 || p.s2 = '' THEN '' ELSE ':' || p.s1 || p.s2 END
+                     || CASE WHEN p.f1 || p.f2 = '' THEN '' ELSE '.' || p.f1 || p.f2 END
+                     || upper(p.z1 || p.z2) END
+        AS TIMESTAMPTZ) END);
 CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
-    CASE WHEN regexp_matches(t, '^\s*[0-9]{4}-[0-9]{2}-[0-9]{2}')
-              -- One literal (a pattern built with || would be compiled again for every value).
-              AND NOT regexp_matches(t, ':[0-9]{2}([.,][0-9]*)?[+-]((2[4-9]|[3-9][0-9])(:?[0-9]{2}){0,2}|[0-9]{2}:?[6-9][0-9](:?[0-9]{2})?|[0-9]{2}:?[0-9]{2}:?[6-9][0-9])\s*$')
-              AND isfinite(try_cast(t AS TIMESTAMPTZ))
-         THEN try_cast(t AS TIMESTAMPTZ) END);
+    CASE WHEN regexp_full_match(t, '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z| UTC|[+-]([01][0-9]|2[0-3])(:[0-5][0-9](:[0-5][0-9])?|[0-5][0-9])?)?)?')
+         THEN try_cast(t AS TIMESTAMPTZ)
+         ELSE iso_time_parts(regexp_extract(t,
+             '^[\s\x0b\x1c-\x1f\x85\p{Z}]*(?:([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?(Z|z| UTC|[+-](?:[01][0-9]|2[0-3])(?::[0-5][0-9](?::[0-5][0-9])?|[0-5][0-9])?)?)?|([0-9]{4})([0-9]{2})([0-9]{2})(?:[Tt]([0-9]{2})([0-9]{2})(?:([0-9]{2})(?:[.,]([0-9]+))?)?(Z|z|[+-](?:[01][0-9]|2[0-3])(?:[0-5][0-9])?)?)?)[\s\x0b\x1c-\x1f\x85\p{Z}]*$',
+             ['y1', 'mo1', 'd1', 'h1', 'mi1', 's1', 'f1', 'z1', 'y2', 'mo2', 'd2', 'h2', 'mi2', 's2', 'f2', 'z2'])) END);
+-- Why a time is not one (said: where, ending in ': ' or empty; j: the "at" value as JSON).
+CREATE OR REPLACE TEMP MACRO not_a_time(said, j) AS (
+    said || '"at" ' || shown_json(j) || ' is not an ISO 8601 time calibrate reads '
+    || '(YYYY-MM-DD[Thh:mm[:ss[.f]]][Z|+hh:mm|-hh:mm] or basic YYYYMMDD[Thhmm[ss[.f]]][Z|+hhmm|-hhmm]; '
+    || 'no week or ordinal dates)');
 -- A name (a run id, a process, a step) that is missing, empty or only blanks names nothing.
--- Trimmed only when it sorts before '!' (a blank does, as '' does; few names do): on every run
--- id and step, a trim costs as much as the rest of the typed lane's tests together.
+-- Trimmed only when it sorts before '!' or after '~' (an ASCII blank does, as '' does, and so does
+-- any other, as every character from U+0080 on; few names do): on every run id and step, a trim
+-- costs as much as the rest of the typed lane's tests together.
 CREATE OR REPLACE TEMP MACRO blank_name(t) AS (
-    CASE WHEN coalesce(t < '!', true) THEN coalesce(trim(t, ' ' || chr(9) || chr(10) || chr(13)), '') = ''
+    CASE WHEN coalesce(t < '!' OR t > '~', true) THEN coalesce(trim_blanks(t), '') = ''
          ELSE false END);
 -- The keys an object holds more than once (keys: its json_keys, in order) among those calibrate
 -- reads there (known): which of the values is meant cannot be told (DuckDB reads the first,
@@ -141,8 +181,8 @@ CREATE OR REPLACE TEMP MACRO question_bad(q_null, ask, kind, answer_type, answer
 -- A question's id, as process files give it (calibrate/ingest/process_files.py).
 CREATE OR REPLACE TEMP MACRO question_key(process_name, step, ask) AS (
     md5(concat_ws(chr(31), coalesce(process_name, ''), step, ask)));
--- Any case, and blanks around (spaces, tabs, line ends: a spreadsheet cell keeps them).
-CREATE OR REPLACE TEMP MACRO decision_name(t) AS (lower(trim(t, ' ' || chr(9) || chr(10) || chr(13))));
+-- Any case, and blanks around (spaces, tabs, line ends, a no-break space: a spreadsheet cell keeps them).
+CREATE OR REPLACE TEMP MACRO decision_name(t) AS (lower(trim_blanks(t)));
 -- A JSON number as DOUBLE (NULL when it is not a number or does not fit).
 CREATE OR REPLACE TEMP MACRO json_number(j) AS (
     CASE WHEN json_type(j) IN ('DOUBLE', 'UBIGINT', 'BIGINT') THEN try_cast((j->>'$') AS DOUBLE) END);
@@ -438,7 +478,7 @@ SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path, path || ' has no questions but its verdict is ' || verdict FROM s_check3
     WHERE chk_type = 'OBJECT' AND questions_type = 'ARRAY' AND n_questions = 0 AND verdict IN ('pass', 'fail', 'unsure')
     UNION ALL
-    SELECT rec, line_no, json_path, path || ': "at" ' || v."at"::VARCHAR || ' is not an ISO 8601 time' FROM s_check3
+    SELECT rec, line_no, json_path, not_a_time(path || ': ', v."at") FROM s_check3
     WHERE chk_type = 'OBJECT' AND v."at" IS NOT NULL AND json_type(v."at") <> 'NULL' AND at_ts IS NULL
     UNION ALL
     SELECT rec, line_no, json_path, path || ': "advisory" must be true or false' FROM s_check3
@@ -613,7 +653,7 @@ FROM s_dec d;
 INSERT INTO bad_reasons
 SELECT rec, line_no, json_path, reason FROM (
     SELECT rec, line_no, json_path,
-           said || 'unknown decision ' || coalesce(decision_json::VARCHAR, 'null')
+           said || 'unknown decision ' || coalesce(shown_json(decision_json), 'null')
            || ' (expected approved, rejected, returned, completed, replaced or failed)' AS reason
     FROM s_dec2 WHERE coalesce(decision, '') NOT IN ('approved', 'rejected', 'returned', 'completed', 'replaced', 'failed')
     UNION ALL
@@ -629,7 +669,7 @@ SELECT rec, line_no, json_path, reason FROM (
                 ELSE attempt_reason(attempt_path, attempt_json, decision_attempt_number(attempt_json)) END
     FROM s_dec2 d WHERE NOT blank_name(step) AND (attempt IS NULL OR attempt < 1 OR attempt > 2147483647)
     UNION ALL
-    SELECT rec, line_no, json_path, said || '"at" ' || at_json::VARCHAR || ' is not an ISO 8601 time'
+    SELECT rec, line_no, json_path, not_a_time(said, at_json)
     FROM s_dec2 WHERE (at_text IS NOT NULL AND at_ts IS NULL)
                    OR (at_json IS NOT NULL AND json_type(at_json) NOT IN ('VARCHAR', 'NULL'))
 );
