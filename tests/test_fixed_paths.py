@@ -213,3 +213,23 @@ def test_a_useful_check_is_preferred_to_more_work_saved():
     assert path.run(alpha=0.1, beta=0.3, min_decided=0.9)[0] == 3
     # Ties in work saved go to the most passes, then to the last (the loosest).
     assert preferred(np.array([10, 20, 20]), np.array([20, 0, 0]), 100) == 2
+
+
+def test_a_fixed_paths_later_checkpoints_reach_its_loose_end(monkeypatch):
+    """From SPREAD_FROM labels a fixed path's later share is spread along it, as a learned path's.
+
+    A rubric whose confident mistakes sit at its top, 12,000 labels, alpha = 0.1: the last
+    doubling mark of the level-2 path just missed (p 0.001003 at 0.001) and the seven looser
+    candidates, at p ~ 1e-6, had no level; spread, the walk reaches them.
+    """
+    from benchmarks import regimes
+    from calibrate.analysis import fallback_walk
+
+    data = regimes.draw("rubric", "confident_errors", 12_000, [99, 12_000, 2]).step_data()
+    kw = {"alpha": 0.1, "delta": 0.1, "beta": 0.3}
+    spread = threshold_search.find_thresholds(data, **kw)
+    assert spread.status == "ok"
+    paths = fp.fixed_paths(data, delta=0.05, beta=0.3)
+    assert all(p.spread == fallback_walk.SPREAD for p in paths)
+    monkeypatch.setattr(fallback_walk, "SPREAD_FROM", 10**9)
+    assert threshold_search.find_thresholds(data, **kw).status == "insufficient_data"

@@ -67,7 +67,7 @@ VALIDITY_CELLS = [
     # lowest false-pass rate on the path (8.8%) sits just inside alpha
     ("yes_no", "confident_errors", 5000, 0.10),
     # a learned path whose later checkpoints are spread along it
-    # (fallback_walk.LEARNED_SPREAD), where
+    # (fallback_walk.SPREAD), where
     # many candidates sit near one limit or both
     ("three", "calibrated", 1500, 0.15),
     # the answers path beside the learned one (below threshold_search.ANSWERS_PATH_BELOW labels; the

@@ -39,16 +39,21 @@ PASS_POWER_SHARE = 0.8
 LATER_WEIGHT = 0.1
 #: The first checkpoint keeps at least this share of the path's level.
 FIRST_WEIGHT_MIN = 0.5
-#: On a learned path, the later checkpoints' share is spread over their marks and this many
-#: candidates evenly placed along the path after the first checkpoint: its passes grow little
+#: On a learned path, and on the paths fixed before the labels of one rubric or choice
+#: question, the later checkpoints' share is spread over their marks and this many candidates
+#: evenly placed along the path after the first checkpoint. A learned path's passes grow little
 #: (from a few hundred to the certification part's size), so the doublings leave the loose end,
 #: where the targets of a loose limit sit, without a checkpoint, and one failure midway (often a
-#: candidate whose few fails fail the false-fail test) ended the walk there.
-LEARNED_SPREAD = 6
+#: candidate whose few fails fail the false-fail test) ended the walk there. A fixed path's last
+#: doubling mark can sit just short of the best candidates: a rubric with confident mistakes at
+#: its top, 12,000 labels, alpha = 0.1, the mark's candidate missed (p 0.001003 at level 0.001)
+#: and seven looser ones at p ~ 1e-6 had no level at all (4 of 10 datasets certified; 7 of 10
+#: spread).
+SPREAD = 6
 #: ... from this many labels. On fewer, the certification part is small, a later checkpoint's
 #: test needs its whole share, and split six ways it passes nothing (three questions from an
 #: overconfident judge at 300 labels and alpha = 0.1: median certified auto-pass 79% -> 51%).
-LEARNED_SPREAD_FROM = 1000
+SPREAD_FROM = 1000
 #: Where the evaluator's own probabilities predict a rate (one yes/no question's pass path): the
 #: first checkpoint may sit past the third of the path, at :func:`power_start` itself, when the
 #: predicted rate is at most this share of the limit all the way there. An overconfident judge's
@@ -126,7 +131,7 @@ def checkpoint_weights(
     ``level``). ``power_share`` is the share of the limit handed to
     :func:`power_start`; ``start``, when given (:func:`learned_start`), is
     the first checkpoint's count instead. With ``spread`` (a learned path,
-    :data:`LEARNED_SPREAD`) and later checkpoints at all, their share is
+    :data:`SPREAD`) and later checkpoints at all, their share is
     split equally over them and ``spread`` more candidates evenly placed
     (by position) among the testable ones after the first checkpoint; the
     first keeps its weight. With ``predicted`` (the rate the evaluator's own

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from calibrate.analysis import score_paths
+from calibrate.analysis import fallback_walk, score_paths
 from calibrate.analysis.paths import Path, describe_config, loosest_pass
 from calibrate.analysis.step_data import StepData, can_fail, rubric_levels
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question
@@ -91,8 +91,11 @@ def fixed_paths(data: StepData, *, delta: float, beta: float | None = None) -> l
         answers = np.asarray(data.answer[0], dtype=object)
         codes = [v.decide(answers) for v in variants]  # before the confidence
         makers = [lambda c, v=v: replace(v, confidence=c) for v in variants]
+    # From SPREAD_FROM labels the later checkpoints' share is spread along each path too (counts
+    # and positions only): the last doubling mark may sit just short of the best candidates.
+    spread = fallback_walk.SPREAD if data.n >= fallback_walk.SPREAD_FROM else 0
     paths = [
-        _one_path(code, conf, usable, data, make, delta / len(codes))
+        _one_path(code, conf, usable, data, make, delta / len(codes), spread)
         for code, make in zip(codes, makers, strict=True)
     ]
     if beta is None:
@@ -120,6 +123,7 @@ def _one_path(
     data: StepData,
     make: Callable[[float], Question],
     delta: float,
+    spread: int = 0,
 ) -> Path:
     # The same grid for both sides, so candidate i of the pass counts is candidate i of the fail counts.
     bad = ~data.acceptable
@@ -150,6 +154,7 @@ def _one_path(
         below=below,
         above=above,
         n_total=data.n,
+        spread=spread,
     )
 
 

@@ -97,7 +97,8 @@ class Path:
     n_search: int = 0
     #: Candidates that share the later checkpoints' weight
     #: (:func:`fallback_walk.checkpoint_weights`):
-    #: :data:`fallback_walk.LEARNED_SPREAD` on a learned path, 0 on paths fixed before the labels.
+    #: :data:`fallback_walk.SPREAD` on a learned path and on a rubric/choice question's fixed paths
+    #: (from :data:`fallback_walk.SPREAD_FROM` labels), 0 elsewhere.
     spread: int = 0
     #: One yes/no question's pass path: the false-pass rate its yes-probabilities predict at each
     #: candidate (:func:`score_paths.predicted_false_pass`, answers only), which vouches for a later
