@@ -196,3 +196,29 @@ def test_at_best_is_a_share_of_the_rows_its_candidate_was_counted_on(alpha):
     decided = frame["n_pass"] + frame["n_fail"]
     assert ((decided == round(best * n)) & (frame["n_total"] == n)).any()
     assert n in (data.n, res.n_certify)
+
+
+@pytest.mark.parametrize("failures, unattainable", [(2, False), (3, True)])
+def test_the_cap_screen_takes_the_failures_that_put_the_probability_out_of_reach(
+    monkeypatch, failures, unattainable
+):
+    """One failing resample at the cap is not "no total reaches 8 of 10": its world is one draw.
+
+    The screen says ``unattainable`` after 3 failures of 10 at probability 0.8 (the count that
+    puts 8 of 10 out of reach, as at any total), and goes on to the grid at the first success.
+    """
+    data = _labeled()
+    outcomes = iter([False] * failures + [True] * 1000)
+    seen: list[int] = []
+
+    def fake_useful(result, share):
+        seen.append(1)
+        return next(outcomes)
+
+    monkeypatch.setattr(nd, "useful", fake_useful)
+    est = nd.estimate_needed(data, alpha=0.02, delta=DELTA, beta=BETA)
+    assert (est.status == "unattainable") is unattainable
+    if unattainable:
+        assert len(seen) == 3  # the screen alone, three searches
+    else:
+        assert est.total is not None and est.total < 100 * data.n

@@ -24,7 +24,11 @@ datasets, and a resample *succeeds* when the search certifies a check that
 decides at least ``share`` of the submissions alone (pass or fail, without a
 person). The estimate is the smallest total on the grid at which at least
 ``probability`` of the resamples succeed; ``unattainable`` when none up to
-the cap does. A total is given up on as soon as its failures make the
+the cap does. The cap (a hundred times today's labels) is screened first:
+``unattainable`` at once when the failures there put ``probability`` out of
+reach (3 of 10 at 0.8; a single failing resample said it until 2026-12,
+though each resample is its own world, whose rates vary by today's standard
+error), and any success there goes on to the grid. A total is given up on as soon as its failures make the
 probability out of reach (sequential early stopping), so most totals cost
 three searches. The total found is then confirmed by a second batch of
 ``resamples``, drawn after it was chosen: it is kept when that batch alone
@@ -413,10 +417,13 @@ def estimate_needed(
                 break
         return wins
 
-    # At the cap a resample's search is nearly decided by today's rates: one that fails there
-    # ends the estimate at the cost of one search.
+    # At the cap a resample's search is nearly decided by its world's rates, but each world is
+    # drawn anew and its rates vary by today's standard error: one failure there is not
+    # "no total reaches `probability`". As at any total, `unattainable` takes the failures that
+    # put `need` of `resamples` out of reach; a success ends the screen at once.
+    tries = resamples - need + 1
     if cap <= n or not _screen(data, cap, seed=seed, alpha=alpha, delta=delta, beta=beta,
-                               share=share, search=search):  # fmt: skip
+                               share=share, search=search, tries=tries):  # fmt: skip
         return none
     max_labels = cap
     lo, hi = float(n), None
@@ -456,10 +463,18 @@ def estimate_needed(
 
 
 def _screen(data: StepData, m: int, *, seed: int, alpha: float, delta: float, beta: float,
-            share: float, search: dict[str, Any]) -> bool:  # fmt: skip
-    """Whether one resample of ``m`` rows is certified with a useful check (the cap's screen)."""
-    sample = resample(np.random.default_rng([seed, 17, 0, m]), data, m,
-                      relearn_lists=bool(search.get("relearn_lists")))  # fmt: skip
-    res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta, seed=seed,
-                          judge_unattainable=False, min_decided=share, **search)  # fmt: skip
-    return useful(res, share)
+            share: float, search: dict[str, Any], tries: int = 1) -> bool:  # fmt: skip
+    """Whether a resample of ``m`` rows is certified with a useful check in one of ``tries``.
+
+    The cap's screen: ``False`` only when all ``tries`` resamples (each its own world) fail.
+    """
+    for r in range(max(tries, 1)):
+        # The first resample keeps the seed a single screen had, so its outcome is unchanged.
+        key = [seed, 17, 0, m] if r == 0 else [seed, 17, 0, m, r]
+        sample = resample(np.random.default_rng(key), data, m,
+                          relearn_lists=bool(search.get("relearn_lists")))  # fmt: skip
+        res = find_thresholds(sample, alpha=alpha, delta=delta, beta=beta, seed=seed,
+                              judge_unattainable=False, min_decided=share, **search)  # fmt: skip
+        if useful(res, share):
+            return True
+    return False
