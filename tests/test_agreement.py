@@ -426,7 +426,13 @@ def test_corrected_rate_reads_the_audits_where_a_draw_offered_a_verdict_alike():
     implied_fail = (1 - tpr) * rg / (1 - q)
     assert out["estimate"] == pytest.approx(0.8 * 340 / 400 + 0.2 * implied_fail)
     assert out["estimate"] < rg - 0.05
-    assert out["low"] < out["estimate"] < out["high"]
+    # The audits refute the correction the 200 undrawn fails rest on, and no audit of fails
+    # stands in: no interval (outside review D2), said in the note.
+    assert np.isnan(out["low"]) and np.isnan(out["high"])
+    assert (
+        "no interval: the fails rest on the reviews' TPR/TNR, which the audits refute"
+        in (out["note"])
+    )
     assert (out["audit_pass_used"], out["n_pass_offered"], out["audit_pass_n"]) == (True, 800, 400)
     assert not out["audit_fail_used"]
     assert out["rests_on"] == (
@@ -440,6 +446,7 @@ def test_corrected_rate_reads_the_audits_where_a_draw_offered_a_verdict_alike():
     # Audits that agree with the correction leave no note and barely move the estimate.
     calm = corrected_pass_rate(_drifted(n_audited_bad=14), n_boot=50).iloc[0]
     assert "audits of passes" not in calm["note"]
+    assert calm["low"] < calm["estimate"] < calm["high"]
 
 
 def test_corrected_rate_weights_the_audits_of_a_draw_at_several_probabilities():
@@ -456,14 +463,18 @@ def test_corrected_rate_weights_the_audits_of_a_draw_at_several_probabilities():
     w = 1 / np.r_[np.full(200, 0.9), np.full(200, 0.5)]
     share = (w * y).sum() / w.sum()
     assert share == pytest.approx((140 / 0.9 + 200 / 0.5) / (200 / 0.9 + 200 / 0.5))
-    # The effective size from the linearised variance (527.4 here), capped at the 400 labels.
-    n_eff = min(400, share * (1 - share) / ((w**2 * (y - share) ** 2).sum() / w.sum() ** 2))
+    # The effective size from the linearised variance (527.4 here), capped at the 400 labels
+    # and at Kish's size (369.8).
+    kish = w.sum() ** 2 / (w**2).sum()
+    n_eff = min(400, kish, share * (1 - share) / ((w**2 * (y - share) ** 2).sum() / w.sum() ** 2))
+    assert n_eff == kish
     low, high = (float(x) for x in wilson_interval(share * n_eff, n_eff))
     q, tpr, tnr = 0.8, 0.9, 0.8
     rg = (q + tnr - 1) / (tpr + tnr - 1)
     implied_fail = (1 - tpr) * rg / (1 - q)
     assert out["estimate"] == pytest.approx(0.8 * share + 0.2 * implied_fail)
-    assert out["low"] < out["estimate"] < out["high"]
+    # The audits refute the correction the undrawn fails rest on: no interval (D2).
+    assert np.isnan(out["low"]) and "no interval: the fails rest on" in out["note"]
     assert (out["audit_pass_used"], out["audit_pass_weighted"], out["n_pass_offered"]) == (
         True, True, 800,
     )  # fmt: skip
@@ -475,7 +486,8 @@ def test_corrected_rate_weights_the_audits_of_a_draw_at_several_probabilities():
     assert f"audits of passes read weighted rate {share:.1%} (340 of 400 acceptable" in out["note"]
     (rec,) = corrected_records(corrected_pass_rate(df, n_boot=50))
     assert rec["audits"]["pass"] == {
-        "used": True, "n_offered": 800, "k": 340, "n": 400, "rate": pytest.approx(share),
+        "used": True, "n_offered": 800, "k": 340, "n": 400, "n_pending": 0,
+        "rate": pytest.approx(share), "rate_bounds": pytest.approx([share, share]),
         "ci": pytest.approx([low, high]), "n_effective": pytest.approx(n_eff), "weighted": True,
     }  # fmt: skip
     assert rec["audits"]["fail"]["weighted"] is False and rec["audits"]["fail"]["n"] == 0
@@ -488,22 +500,30 @@ def test_corrected_rate_weights_the_audits_of_a_draw_at_several_probabilities():
     assert alike["audits"]["pass"]["weighted"] is False
 
 
+def _two_probabilities(near, far):
+    """Reviews with TPR 0.9, TNR 0.8, then passes a draw offered at two probabilities: ``near``
+    and ``far`` are ``(checks, inclusion_p, audited, acceptable)``."""
+    reviews = frame(["pass"] * 720 + ["fail"] * 80 + ["pass"] * 40 + ["fail"] * 160,
+                    [True] * 800 + [False] * 200)  # fmt: skip
+    parts = []
+    for n, p, m, k in (near, far):
+        part = frame(["pass"] * n, [True] * k + [False] * (m - k) + [pd.NA] * (n - m),
+                     advisory=False, audited=[True] * m + [False] * (n - m), inclusion_p=p,
+                     left_out=False)  # fmt: skip
+        parts.append(part)
+    after = pd.concat(parts, ignore_index=True)
+    after["check_id"] = [f"a{i}" for i in range(len(after))]
+    return pd.concat([reviews, after], ignore_index=True)
+
+
 def test_corrected_interval_carries_the_weighted_audits_uncertainty():
     """Where every decided check rests on a by-band draw's audits, the bootstrap (each stratum
     redrawn on its own) gives about the audits' own interval: the old code gave Rogan-Gladen's
     from the reviews, unrelated to the audits. Fails on the old code."""
-    reviews = frame(["pass"] * 720 + ["fail"] * 80 + ["pass"] * 40 + ["fail"] * 160,
-                    [True] * 800 + [False] * 200)  # fmt: skip
     # 1000 passes after the switch: 100 near ones at 0.8 (80 audited, 60 acceptable), 900 far
     # ones at 0.1 (90 audited, 85 acceptable).
-    label = [True] * 60 + [False] * 20 + [pd.NA] * 20 + [True] * 85 + [False] * 5 + [pd.NA] * 810
-    after = frame(["pass"] * 1000, label, advisory=False, audited=False, inclusion_p=0.1,
-                  left_out=False)  # fmt: skip
-    after["check_id"] = "a" + after["check_id"]
-    after.loc[:79, "audited"] = True
-    after.loc[100:189, "audited"] = True
-    after.loc[:99, "inclusion_p"] = 0.8
-    out = corrected_pass_rate(pd.concat([reviews, after], ignore_index=True), n_boot=2000).iloc[0]
+    df = _two_probabilities((100, 0.8, 80, 60), (900, 0.1, 90, 85))
+    out = corrected_pass_rate(df, n_boot=2000).iloc[0]
     share = (60 / 0.8 + 85 / 0.1) / (80 / 0.8 + 90 / 0.1)
     assert out["estimate"] == pytest.approx(share) and out["audit_pass_rate"] == pytest.approx(
         share
@@ -511,6 +531,118 @@ def test_corrected_interval_carries_the_weighted_audits_uncertainty():
     assert "on the reviews" not in out["rests_on"]
     width = out["high"] - out["low"]
     assert width == pytest.approx(out["audit_pass_rate_high"] - out["audit_pass_rate_low"], rel=0.3)
+
+
+def _drawn_both(pass_p=None, fail_labels=None):
+    """Reviews with TPR 0.9, TNR 0.8; after the switch 800 passes and 200 fails. Passes 0-499
+    offered at 0.8 (0-399 audited: 60 not acceptable, 340 acceptable), fails all offered at 0.5
+    (100 audited, 43 acceptable); ``pass_p`` overrides the passes' probabilities."""
+    reviews = frame(["pass"] * 720 + ["fail"] * 80 + ["pass"] * 40 + ["fail"] * 160,
+                    [True] * 800 + [False] * 200)  # fmt: skip
+    label = [pd.NA] * 1000
+    label[:400] = [False] * 60 + [True] * 340
+    label[800:900] = fail_labels or [True] * 43 + [False] * 57
+    after = frame(["pass"] * 800 + ["fail"] * 200, label, advisory=False, audited=False,
+                  inclusion_p=np.nan, left_out=False)  # fmt: skip
+    after["check_id"] = "a" + after["check_id"]
+    after.loc[:399, "audited"] = True
+    after.loc[800:899, "audited"] = True
+    after.loc[:499, "inclusion_p"] = 0.8
+    after.loc[800:, "inclusion_p"] = 0.5
+    if pass_p is not None:
+        after.loc[:799, "inclusion_p"] = pass_p
+    return pd.concat([reviews, after], ignore_index=True)
+
+
+def test_corrected_rate_holds_checks_after_the_last_draw_at_the_refuting_audits():
+    """Outside review D2: the audits of passes read 85% where the reviews' correction implies
+    96.4% (the note said the check changed), yet the 300 passes recorded after the last draw
+    stayed at 96.4%, under an interval that ignored it (27.5% coverage in the reviewer's
+    simulation). They are now held at the audit share, and rests_on says so. Fails on the old
+    code."""
+    out = corrected_pass_rate(_drawn_both(), n_boot=400).iloc[0]
+    fail_share = 43 / 100
+    assert out["estimate"] == pytest.approx((800 * 340 / 400 + 200 * fail_share) / 1000)
+    assert out["low"] < out["estimate"] < out["high"]
+    assert out["n_pass_offered"] == 500 and out["n_fail_offered"] == 200
+    assert "the check changed since the reviews" in out["note"]
+    assert "the 300 passes no draw offered are held at the passes' audit share too" in out["note"]
+    assert out["rests_on"] == (
+        "500 passes on 400 audit labels (a draw offered them alike); 300 passes no draw offered "
+        "(after the last draw, or unreviewed before the switch) held at the passes' audit share "
+        "(the audits refute the reviews' TPR/TNR; assumed unchanged since the last draw); "
+        "200 fails on 100 audit labels (a draw offered them alike)"
+    )
+
+
+def test_corrected_rate_bounds_the_share_while_drawn_audits_are_pending():
+    """Outside review D3: drawn checks still awaiting a decision were dropped silently and the
+    decided ones weighted as the draw, which they need not be (the reviewers choose which to
+    decide first; 93.9% [91.0, 96.5] against a truth of 82.8% in the reviewer's simulation).
+    Now they are counted per verdict, the estimate is the range with them all not acceptable
+    and all acceptable, the interval covers both, and nothing calls the draw "alike". Fails on
+    the old code."""
+    df = _drawn_both()
+    pend = df["check_id"].isin([f"ac{i}" for i in range(100, 140)])  # 40 acceptable ones
+    df.loc[pend, "label"] = pd.NA
+    out = corrected_pass_rate(df, n_boot=400).iloc[0]
+    assert int(out["audit_pass_n_pending"]) == 40 and int(out["audit_fail_n_pending"]) == 0
+    assert (out["audit_pass_n"], out["audit_pass_acceptable"]) == (360, 300)
+    assert np.isnan(out["estimate"]) and np.isnan(out["audit_pass_rate"])
+    lo, hi = 300 / 400, 340 / 400
+    assert (out["audit_pass_rate_min"], out["audit_pass_rate_max"]) == pytest.approx((lo, hi))
+    assert out["audit_pass_rate_low"] == pytest.approx(float(wilson_interval(300, 400)[0]))
+    assert out["audit_pass_rate_high"] == pytest.approx(float(wilson_interval(340, 400)[1]))
+    ends = [(800 * x + 200 * 43 / 100) / 1000 for x in (lo, hi)]
+    assert (out["estimate_min"], out["estimate_max"]) == pytest.approx(ends)
+    assert out["low"] < ends[0] and ends[1] < out["high"]
+    assert "40 drawn passes still await an audit decision" in out["note"]
+    assert "alike" not in out["rests_on"].split(";")[0]
+    assert "and 40 drawn still pending" in out["rests_on"]
+    (rec,) = corrected_records(corrected_pass_rate(df, n_boot=50))
+    assert rec["audits"]["pass"]["n_pending"] == 40 and rec["estimate"] is None
+    assert rec["estimate_bounds"] == pytest.approx(ends)
+    assert rec["audits"]["pass"]["rate_bounds"] == pytest.approx([lo, hi])
+
+
+def test_corrected_rate_does_not_fill_a_probability_no_audit_reached():
+    """Outside review D4: checks a draw offered at a probability that yielded no audit (here
+    200 passes at 0.004) were held at the other probability's audit share and called "offered
+    alike". They are now not covered by the audits: they rest as the checks no draw offered,
+    named in rests_on. Fails on the old code."""
+    df = _drawn_both(pass_p=np.r_[np.full(500, 0.8), np.full(300, 0.004)])
+    # Audits that agree with the correction: 386 of 400 passes acceptable.
+    df.loc[df["check_id"].isin([f"ac{i}" for i in range(14, 60)]), "label"] = True
+    out = corrected_pass_rate(df, n_boot=200).iloc[0]
+    q, tpr, tnr = 0.8, 0.9, 0.8
+    rg = (q + tnr - 1) / (tpr + tnr - 1)
+    implied_pass = tpr * rg / q
+    assert "changed" not in out["note"]
+    assert out["n_pass_offered"] == 500 and not out["audit_pass_weighted"]
+    assert out["estimate"] == pytest.approx(
+        (500 * 386 / 400 + 300 * implied_pass + 200 * 43 / 100) / 1000
+    )
+    assert out["rests_on"].startswith(
+        "500 passes on 400 audit labels (a draw offered them alike); 300 passes offered at a "
+        "probability no audit reached (inclusion_p 0.004) on the reviews' TPR/TNR"
+    )
+
+
+def test_corrected_interval_lets_a_stratum_whose_labels_agree_vary():
+    """Outside review D1: the bootstrap redrew each probability's labels at its plug-in share, so
+    a low-probability stratum whose few labels all agree never varied, though it carries most of
+    the weight (86-91% coverage at a nominal 95%). Its share is now drawn from the Jeffreys
+    posterior of its labels. Fails on the old code."""
+    # 2000 passes: 500 at 0.3 (150 audited, 140 acceptable), 1500 at 0.01 (15 audited, all
+    # acceptable).
+    df = _two_probabilities((500, 0.3, 150, 140), (1500, 0.01, 15, 15))
+    out = corrected_pass_rate(df, n_boot=2000).iloc[0]
+    share = (140 / 0.3 + 15 / 0.01) / (150 / 0.3 + 15 / 0.01)
+    assert out["estimate"] == pytest.approx(share)
+    # The far stratum's 15 agreeing labels say its share is above about 0.85, not 1: the
+    # interval reaches well below the near stratum's 93%.
+    assert out["low"] < 0.9
+    assert out["high"] - out["low"] > 0.08
 
 
 def test_corrected_rates_count_what_they_use_and_carry_intervals():

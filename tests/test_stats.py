@@ -50,7 +50,9 @@ def test_hajek_interval_is_wilson_at_the_effective_size():
     assert float(hajek([10, 15], [30, 20], [0.5, 0.1])) == pytest.approx(p)
     assert float(hajek(y, 1, 1 / w)) == pytest.approx(p)
     n_eff = p * (1 - p) / ((w**2 * (y - p) ** 2).sum() / w.sum() ** 2)
-    assert n_eff < 50
+    kish = w.sum() ** 2 / (w**2).sum()
+    assert kish < n_eff < 50  # the linearised size, capped at Kish's
+    n_eff = kish
     low, high, got = hajek_interval([10, 15], [30, 20], [0.5, 0.1])
     assert got == pytest.approx(n_eff)
     assert (low, high) == pytest.approx([float(x) for x in wilson_interval(p * n_eff, n_eff)])
@@ -61,3 +63,21 @@ def test_hajek_interval_is_wilson_at_the_effective_size():
     low, high, got = hajek_interval([7, 5], [10, 10], [0.3, 0.3])
     assert got == 20 and (low, high) == pytest.approx([float(x) for x in wilson_interval(12, 20)])
     assert np.isnan(hajek_interval([0], [0], [0.5])[0]) and np.isnan(float(hajek([0], [0], [0.5])))
+
+
+def test_hajek_interval_caps_the_effective_size_at_kish():
+    """Outside review D1: a low-probability stratum of few labels that agree with the majority
+    adds little to the linearised variance, so its size ran up to the labels' count (155 here)
+    where the weights allow about 19 (Kish's), and the interval covered 85-87% at a nominal 95%
+    in the reviewer's simulation of draws at 0.3 and 0.01. Fails on the old code."""
+    # 150 labels at 0.3 (140 acceptable), then 5 at 0.01, all acceptable.
+    y = np.r_[np.ones(140), np.zeros(10), np.ones(5)]
+    w = 1 / np.r_[np.full(150, 0.3), np.full(5, 0.01)]
+    p = (w * y).sum() / w.sum()
+    linearised = p * (1 - p) / ((w**2 * (y - p) ** 2).sum() / w.sum() ** 2)
+    kish = w.sum() ** 2 / (w**2).sum()
+    assert kish < 20 < 155 < linearised
+    low, high, got = hajek_interval([140, 5], [150, 5], [0.3, 0.01])
+    assert got == pytest.approx(kish)
+    assert (low, high) == pytest.approx([float(x) for x in wilson_interval(p * kish, kish)])
+    assert low < 0.85  # the old interval at 155 labels began at 0.92

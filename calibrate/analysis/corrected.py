@@ -49,10 +49,11 @@ CORRECTED_COLUMNS = [
     "apparent_pass_rate", "apparent_pass_rate_low", "apparent_pass_rate_high",
     "tpr", "tpr_low", "tpr_high", "tnr", "tnr_low", "tnr_high",
     *(f"{c}_{v}_{x}" for v in ("pass", "fail") for c, x in (
-        ("n", "offered"), ("audit", "n"), ("audit", "acceptable"), ("audit", "rate"),
+        ("n", "offered"), ("audit", "n"), ("audit", "acceptable"), ("audit", "n_pending"),
+        ("audit", "rate"), ("audit", "rate_min"), ("audit", "rate_max"),
         ("audit", "rate_low"), ("audit", "rate_high"), ("audit", "n_effective"),
         ("audit", "weighted"), ("audit", "used"))),
-    "estimate", "low", "high", "rests_on", "n_boot", "note",
+    "estimate", "estimate_min", "estimate_max", "low", "high", "rests_on", "n_boot", "note",
 ]  # fmt: skip
 #: Columns read besides :func:`calibrate.analysis.agreement.input_columns` ``"corrected"``:
 #: the probability a draw offered a check with, for the audits that stand for its verdict.
@@ -121,9 +122,13 @@ def corrected_pass_rate(
         audit_share_v = sum(y / pi) / sum(1 / pi)
 
     (``k / n`` where one probability offered them all), and only the checks
-    no draw offered (recorded after the last draw, a verdict no draw took, a
-    draw whose audits are all pending) at the share the correction implies
-    (``tpr * pi / q`` for a pass, ``(1 - tpr) * pi / (1 - q)`` for a fail)::
+    no draw offered (recorded after the last draw, at a probability whose draw
+    yielded no audit, a verdict no draw took, a draw whose audits are all
+    pending) at the share the correction implies (``tpr * pi / q`` for a pass,
+    ``(1 - tpr) * pi / (1 - q)`` for a fail), while the audits do not refute
+    it; where they do, those of a verdict with audits are held at its audit
+    share (assumed unchanged since the last draw), and those of a verdict
+    without have nothing to rest on: the interval is withheld::
 
         estimate = sum over pass, fail of n_v_offered * audit_share_v
                    + (n_v - n_v_offered) * implied_v, over n_pass + n_fail
@@ -131,13 +136,17 @@ def corrected_pass_rate(
     With no audits it is the Rogan-Gladen estimate. The share's interval is
     Wilson's at the labels' effective size
     (:func:`calibrate.analysis.stats.hajek_interval`; Wilson's of ``k`` of
-    ``n`` at one probability). ``rests_on`` says which checks rest on which
-    labels, and a note names both figures where the implied share lies
-    outside the audits' interval (the check changed since the reviews). The
-    bootstrap resamples the audits too, each probability's stratum on its own
-    as Poisson sampling drew it (its audited count from its offered checks,
-    then their labels), so the interval carries the weighted share's
-    uncertainty; no estimate, no interval.
+    ``n`` at one probability). Drawn checks still pending are counted
+    (``audit_<v>_n_pending``); the decided ones are then not the draw (the
+    reviewers chose which to decide first), so the share is bounded with the
+    pending all not acceptable and all acceptable (``audit_<v>_rate_min``,
+    ``_max``), the estimate is that range (``estimate_min``, ``estimate_max``;
+    ``estimate`` NaN) and the interval covers both. ``rests_on`` says which
+    checks rest on which labels, and a note names both figures where the
+    implied share lies outside the audits' interval (the check changed since
+    the reviews). The bootstrap draws each probability's acceptable share
+    from its Jeffreys posterior with the audited count fixed, so the interval
+    carries the weighted share's uncertainty; no estimate, no interval.
 
     Parameters
     ----------
@@ -231,6 +240,14 @@ def corrected_pass_rate(
     pi = _inclusion_p(submissions)
     offered = unlabeled & decided & (pi > 0)
     sampled = offered & audits
+    # Drawn but with no decided audit yet: the decided ones need not be a random part of the draw
+    # (the reviewers chose which to decide first), so the share is bounded over them.
+    drawn = (
+        is_audited(submissions)
+        if "audited" in submissions.columns
+        else np.zeros(len(submissions), bool)
+    )
+    pending = offered & drawn & ~sampled
     values = pd.DataFrame(
         {
             "left_out_audits": audits.astype(np.int64),
@@ -251,6 +268,7 @@ def corrected_pass_rate(
                     (f"n_{v}_offered", offered),
                     (f"audit_{v}_n", sampled),
                     (f"audit_{v}_acceptable", sampled & acc),
+                    (f"audit_{v}_n_pending", pending),
                 )
             },
         },
@@ -276,44 +294,89 @@ def corrected_pass_rate(
         out[f"{name}_low"], out[f"{name}_high"] = wilson_interval(k, n, confidence=confidence)
     tpr, tnr, q = (out[c].to_numpy(dtype=float) for c in ("tpr", "tnr", "apparent_pass_rate"))
     # A verdict's audits stand for its offered checks, each weighted by 1 / its probability.
-    strata = _strata(key_df, len(out), pi, offered, sampled, acc, {"pass": passed, "fail": failed})
-    audit = {}
+    all_strata = _strata(
+        key_df, len(out), pi, offered, sampled, acc, pending, {"pass": passed, "fail": failed}
+    )
+    # A probability whose draw yielded no audit, decided or pending, says nothing of its checks:
+    # they are not covered, and rest as the checks no draw offered do (outside review D4).
+    strata = {v: [t[t[:, 1] + t[:, 4] > 0] for t in ts] for v, ts in all_strata.items()}
+    uncovered = {v: [t[t[:, 1] + t[:, 4] == 0] for t in ts] for v, ts in all_strata.items()}
+    n_verdict = {"pass": u_pass, "fail": n_unl - u_pass}
+    audit, bounds = {}, {}
     for v in ("pass", "fail"):
         use = out[f"audit_{v}_n"].to_numpy(dtype=float) > 0
-        out[f"n_{v}_offered"] = np.where(use, out[f"n_{v}_offered"], 0)
-        shares = np.array(
-            [(float(hajek(k, m, w)), *hajek_interval(k, m, w, confidence=confidence))
-             for _, m, k, w in (t.T for t in strata[v])]
-        ).reshape(-1, 4)  # fmt: skip
-        for j, col in enumerate(("rate", "rate_low", "rate_high", "n_effective")):
+        covered = np.array([t[:, 0].sum() for t in strata[v]], dtype=float)
+        out[f"n_{v}_offered"] = np.where(use, covered, 0).astype(np.int64)
+        shares = np.array([_audit_share(t, confidence) for t in strata[v]]).reshape(-1, 6)
+        for j, col in enumerate(
+            ("rate", "rate_min", "rate_max", "rate_low", "rate_high", "n_effective")
+        ):
             out[f"audit_{v}_{col}"] = shares[:, j]
         # Named weighted where the share is not k / n: audits at more than one probability.
-        out[f"audit_{v}_weighted"] = [_spread(t[t[:, 1] > 0, 3]) for t in strata[v]]
-        audit[v] = (shares[:, 0], out[f"n_{v}_offered"].to_numpy(dtype=float))
+        out[f"audit_{v}_weighted"] = [_spread(t[:, 3]) for t in strata[v]]
+        bounds[v] = (shares[:, 1], shares[:, 2])
+        audit[v] = out[f"n_{v}_offered"].to_numpy(dtype=float)
         out[f"audit_{v}_used"] = use
     n_pass = u_pass
     n_fail = n_unl - u_pass
-    point = _combined(q, tpr, tnr, audit, n_pass, n_fail)
-    out["estimate"] = point
     raw = rogan_gladen(q, tpr, tnr, clip=False)
+    # Where a verdict's audits refute the share the reviews' correction implies, the check
+    # changed since the reviews: the checks no draw offered (after the last draw, or at a
+    # probability no audit reached) of a verdict with audits are held at its audit share, the
+    # more recent reading; those of a verdict with none have nothing to rest on (D2).
+    refuted = _refuted(out, q, tpr, raw)
+    changed = refuted["pass"] | refuted["fail"]
+    held = {}
+    for v in ("pass", "fail"):
+        used = out[f"audit_{v}_used"].to_numpy(dtype=bool)
+        held[v] = np.where(changed & used, n_verdict[v], audit[v])
+    unsupported = {
+        v: changed & ~out[f"audit_{v}_used"].to_numpy(dtype=bool) & (n_verdict[v] > 0)
+        for v in ("pass", "fail")
+    }
+    ends = [
+        _combined(q, tpr, tnr, {v: (bounds[v][j], held[v]) for v in held}, n_pass, n_fail)
+        for j in (0, 1)
+    ]
+    out["estimate_min"], out["estimate_max"] = ends
+    n_pend = sum(
+        np.where(out[f"audit_{v}_used"], out[f"audit_{v}_n_pending"], 0) for v in ("pass", "fail")
+    )
+    # With audits pending the share is bounded, not estimated: no single figure.
+    point = np.where(n_pend > 0, np.nan, ends[0])
+    out["estimate"] = point
     rng = np.random.default_rng(seed)
     lows, highs, notes = [], [], []
     for i in range(len(out)):
         lo, hi = (np.nan, np.nan)
-        if np.isfinite(point[i]):
+        if np.isfinite(ends[0][i]):
             lo, hi = _bootstrap(
                 (tp[i], fn[i], fp[i], tn[i]),
-                {v: (strata[v][i], audit[v][1][i]) for v in audit},
+                {v: (strata[v][i], audit[v][i], held[v][i] > audit[v][i]) for v in audit},
                 u_pass[i], n_unl[i], rng, n_boot, confidence,
             )  # fmt: skip
-        needs_rg = (n_pass[i] > audit["pass"][1][i]) or (n_fail[i] > audit["fail"][1][i])
+        needs_rg = (n_pass[i] > held["pass"][i]) or (n_fail[i] > held["fail"][i])
         note = _rg_note(
             tp[i] + fn[i], fp[i] + tn[i], n_unl[i], n_all[i], tpr[i], tnr[i], raw[i], min_n,
             needs_rg=needs_rg,
         )  # fmt: skip
+        row = out.iloc[i]
         note = "; ".join(
-            filter(None, [note, _audit_note(out.iloc[i], q[i], tpr[i], raw[i], confidence)])
-        )
+            filter(None, [
+                note, _pending_note(row),
+                _audit_note(row, q[i], tpr[i], raw[i], confidence, held={
+                    v: int(held[v][i] - audit[v][i]) for v in held
+                }),
+            ])
+        )  # fmt: skip
+        lacking = [many for v, many in (("pass", "passes"), ("fail", "fails")) if unsupported[v][i]]
+        if lacking and np.isfinite(lo):
+            lo = hi = np.nan
+            note = "; ".join(filter(None, [note, (
+                f"no interval: the {' and '.join(lacking)} rest on the reviews' TPR/TNR, which "
+                "the audits refute, and no audit of theirs stands in; the estimate holds them at "
+                "the refuted correction's share"
+            )]))  # fmt: skip
         if np.isfinite(lo) and lo == hi:
             lo = hi = np.nan
             note = "; ".join(
@@ -325,7 +388,13 @@ def corrected_pass_rate(
     out["low"] = np.asarray(lows, dtype=float)
     out["high"] = np.asarray(highs, dtype=float)
     out["rests_on"] = [
-        _rests_on(out.iloc[i], {v: len(strata[v][i]) for v in strata}) for i in range(len(out))
+        _rests_on(
+            out.iloc[i],
+            {v: len(strata[v][i]) for v in strata},
+            {v: uncovered[v][i] for v in uncovered},
+            {v: bool(held[v][i] > audit[v][i]) for v in held},
+        )
+        for i in range(len(out))
     ]
     out["n_boot"] = n_boot
     out["note"] = pd.Series(notes, index=out.index, dtype="string")
@@ -357,14 +426,15 @@ def _strata(
     offered: np.ndarray,
     sampled: np.ndarray,
     acc: np.ndarray,
+    pending: np.ndarray,
     verdicts: dict[str, np.ndarray],
 ) -> dict[str, list[np.ndarray]]:
     """Per verdict and group (in :func:`group_sums`' order): its offered checks by probability.
 
     Each an array with one row a stratum of one inclusion probability: the checks offered,
-    audited (decided) and audited acceptable, and the probability. Under Poisson sampling the
-    checks of one probability are drawn alike (a band of a ``--by-band`` draw, a uniform draw):
-    the bootstrap redraws each stratum on its own, as the design did.
+    audited (decided), audited acceptable, the probability, and the drawn ones still pending.
+    Under Poisson sampling the checks of one probability are drawn alike (a band of a
+    ``--by-band`` draw, a uniform draw): the bootstrap draws each stratum's share on its own.
     """
     gid = (
         key_df.groupby(list(key_df.columns), dropna=False, sort=True).ngroup().to_numpy()
@@ -377,13 +447,51 @@ def _strata(
         frame = pd.DataFrame({
             "g": gid[sel], "pi": np.round(pi[sel], 12), "n": np.ones(int(sel.sum())),
             "m": sampled[sel].astype(float), "k": (sampled & acc)[sel].astype(float),
+            "pend": pending[sel].astype(float),
         })  # fmt: skip
-        sums = frame.groupby(["g", "pi"], sort=True)[["n", "m", "k"]].sum().reset_index()
-        per = [np.zeros((0, 4)) for _ in range(n_groups)]
+        cols = ["n", "m", "k", "pend"]
+        sums = frame.groupby(["g", "pi"], sort=True)[cols].sum().reset_index()
+        per = [np.zeros((0, 5)) for _ in range(n_groups)]
         for g, part in sums.groupby("g"):
-            per[int(g)] = part[["n", "m", "k", "pi"]].to_numpy(dtype=float)
+            per[int(g)] = part[["n", "m", "k", "pi", "pend"]].to_numpy(dtype=float)
         out[v] = per
     return out
+
+
+def _audit_share(t: np.ndarray, confidence: float) -> tuple[float, ...]:
+    """A verdict's audit share from its covered strata (:func:`_strata` rows).
+
+    ``(rate, rate_min, rate_max, low, high, n_effective)``: the Hajek share, and its bounds
+    with the pending audits all not acceptable and all acceptable (Manski's worst case: the
+    reviewers, not the draw, chose which were decided first). ``rate`` is NaN while any is
+    pending; the interval runs from the low end of the first to the high end of the second,
+    each Wilson's at its effective size (:func:`calibrate.analysis.stats.hajek_interval`).
+    """
+    n, m, k, pi, pend = t.T
+    lo = float(hajek(k, m + pend, pi))
+    hi = float(hajek(k + pend, m + pend, pi))
+    low, _, n_eff = hajek_interval(k, m + pend, pi, confidence=confidence)
+    _, high, n_eff_hi = hajek_interval(k + pend, m + pend, pi, confidence=confidence)
+    rate = lo if not pend.sum() else float("nan")
+    return rate, lo, hi, low, high, min(n_eff, n_eff_hi)
+
+
+def _refuted(out: pd.DataFrame, q: np.ndarray, tpr: np.ndarray, raw: np.ndarray) -> dict:
+    """Per verdict and group: its audits refute the share the reviews' correction implies.
+
+    The implied share lies outside the audits' interval (with pending audits, the interval
+    over both worst cases).
+    """
+    prev = np.where(np.isfinite(raw), np.clip(raw, 0.0, 1.0), np.nan)
+    shares = _implied_shares(q, tpr, prev)
+    res = {}
+    for v in ("pass", "fail"):
+        used = out[f"audit_{v}_used"].to_numpy(dtype=bool)
+        low, high = (out[f"audit_{v}_rate_{e}"].to_numpy(dtype=float) for e in ("low", "high"))
+        implied = np.asarray(shares[v], dtype=float)
+        with np.errstate(invalid="ignore"):
+            res[v] = used & np.isfinite(implied) & ((implied < low) | (implied > high))
+    return res
 
 
 def _spread(pi: np.ndarray) -> bool:
@@ -432,7 +540,7 @@ def _combined(
 
 def _bootstrap(
     cells: tuple[float, float, float, float],
-    audit: dict[str, tuple[np.ndarray, float]],
+    audit: dict[str, tuple[np.ndarray, float, bool]],
     u_pass: float,
     n_unl: float,
     rng: np.random.Generator,
@@ -441,12 +549,19 @@ def _bootstrap(
 ) -> tuple[float, float]:
     """Percentile interval of :func:`_combined`, resampling the reviews, the audits and ``q``.
 
-    ``audit[v]`` holds the verdict's strata (:func:`_strata`) and the checks offered that the
-    estimate holds at the audits' share (0: none). Each stratum is redrawn on its own, as the
-    draw made it: its audits from its offered checks at its audited share, their labels at its
-    acceptable share; the Hajek share of the redrawn strata is the resample's. A resample whose
-    correction is undefined (``tpr + tnr <= 1``) where the estimate needs it, or whose audits
-    are all redrawn away, gives none; fewer than half giving one leaves no interval.
+    ``audit[v]`` holds the verdict's covered strata (:func:`_strata`), the checks a draw
+    offered that the estimate holds at the audits' share (0: none), and whether the verdict's
+    other checks are held there too (the audits refuted the correction). Each stratum's
+    acceptable share is drawn from its Jeffreys posterior ``Beta(k + 1/2, m - k + 1/2)`` of its
+    ``m`` decided labels, its drawn count (its weight in the ratio) redrawn from its offered
+    checks as Poisson sampling made it, and the resample's share is the Hajek share of those
+    (outside review D1: redrawing the labels at the plug-in ``k / m`` left a stratum whose
+    labels all agree without variance, 86-91% coverage at a nominal 95%; holding the counts
+    fixed left out the weights' noise, 92% at a 5% ``--by-band`` draw). With audits pending,
+    the share is drawn with them all not acceptable and all acceptable; the interval runs from
+    the low quantile of the first to the high quantile of the second. A resample whose
+    correction is undefined (``tpr + tnr <= 1``) where the estimate needs it gives none; fewer
+    than half giving one leaves no interval.
     """
     nan = (float("nan"), float("nan"))
     tp, fn, fp, tn = cells
@@ -458,43 +573,59 @@ def _bootstrap(
         b_tp = b_fn = b_fp = b_tn = np.zeros(n_boot)
     b_pass = rng.binomial(int(n_unl), u_pass / n_unl, size=n_boot).astype(float)
     b_share = {}
-    for v, (strata, n_off) in audit.items():
-        b_share[v] = np.zeros(n_boot)
+    for v, (strata, n_off, _) in audit.items():
+        b_share[v] = (np.zeros(n_boot), np.zeros(n_boot))
         if n_off > 0:
-            n, m, k, pi = strata.T
-            b_m = rng.binomial(n.astype(np.int64), m / n, size=(n_boot, len(n)))
-            b_k = rng.binomial(b_m, np.divide(k, m, out=np.zeros_like(k), where=m > 0))
-            b_share[v] = hajek(b_k, b_m, pi)
+            n, m, k, pi, pend = strata.T
+            drawn = m + pend
+            # The drawn count of each stratum, as Poisson sampling makes it, sets its weight in
+            # the Hajek ratio; its acceptable share, from the Jeffreys posterior of its decided
+            # labels, carries their noise once.
+            b_drawn = rng.binomial(n.astype(np.int64), drawn / n, size=(n_boot, len(n)))
+            b_beta = rng.beta(k + 0.5, m - k + 0.5, size=(n_boot, len(n)))
+            low_share, high_share = ((m * b_beta + x) / drawn for x in (0, pend))
+            b_share[v] = (hajek(b_drawn * low_share, b_drawn, pi),
+                          hajek(b_drawn * high_share, b_drawn, pi))  # fmt: skip
     with np.errstate(invalid="ignore", divide="ignore"):
         b_tpr = b_tp / (b_tp + b_fn)
         b_tnr = b_tn / (b_fp + b_tn)
     # The verdict counts resample with q; the offered checks of each stay as the design made
-    # them (capped by the resampled count).
-    n_pass, n_fail = b_pass, n_unl - b_pass
-    b_audit = {
-        v: (b_share[v], np.minimum(audit[v][1], n_v))
-        for v, n_v in (("pass", n_pass), ("fail", n_fail))
-    }
-    est = _combined(b_pass / n_unl, b_tpr, b_tnr, b_audit, n_pass, n_fail)
-    finite = est[np.isfinite(est)]
-    if finite.size < n_boot / 2:
-        return nan
-    a = (1 - confidence) / 2
-    low, high = np.quantile(finite, [a, 1 - a])
-    return float(low), float(high)
+    # them (capped by the resampled count), or are all of them where the audits hold them all.
+    n_verdict = {"pass": b_pass, "fail": n_unl - b_pass}
+    ends = []
+    for j, a in ((0, (1 - confidence) / 2), (1, (1 + confidence) / 2)):
+        b_audit = {
+            v: (b_share[v][j], n_verdict[v] if hold else np.minimum(n_off, n_verdict[v]))
+            for v, (_, n_off, hold) in audit.items()
+        }
+        est = _combined(b_pass / n_unl, b_tpr, b_tnr, b_audit, n_verdict["pass"], n_verdict["fail"])
+        finite = est[np.isfinite(est)]
+        if finite.size < n_boot / 2:
+            return nan
+        ends.append(float(np.quantile(finite, a)))
+    return ends[0], ends[1]
 
 
-def _audit_note(row: pd.Series, q: float, tpr: float, raw: float, confidence: float) -> str:
+def _audit_note(
+    row: pd.Series,
+    q: float,
+    tpr: float,
+    raw: float,
+    confidence: float,
+    held: Mapping[str, int] | None = None,
+) -> str:
     """Where the audits of a verdict contradict the share the reviews' correction implies.
 
     The correction assumes TPR and TNR have not changed since the reviews; an audit draw
     tests that for the verdict it offered: the implied share outside the audits' interval
     (Wilson, at the effective size where weighted) says the check changed, and the estimate
-    then rests on the audits there.
+    then rests on the audits there. ``held``: per verdict, its checks no draw offered that the
+    estimate holds at the audit share for that reason (named in the note).
     """
     parts = []
     pi = min(max(raw, 0.0), 1.0) if np.isfinite(raw) else np.nan
     shares = _implied_shares(q, tpr, pi)
+    held = held or {}
     for v, many in (("pass", "passes"), ("fail", "fails")):
         if not row[f"audit_{v}_used"]:
             continue
@@ -509,18 +640,54 @@ def _audit_note(row: pd.Series, q: float, tpr: float, raw: float, confidence: fl
                 f"{implied:.1%}: the check changed since the reviews, so the audited {many} rest "
                 "on the audits, not on TPR/TNR"
             )
+    for v, many in (("pass", "passes"), ("fail", "fails")):
+        if held.get(v, 0) > 0:
+            parts.append(
+                f"the {held[v]} {many} no draw offered are held at the {many}' audit share too, "
+                "not at the refuted correction (assumed unchanged since the last draw)"
+            )
     return "; ".join(parts)
+
+
+def _pending_note(row: pd.Series) -> str:
+    """The drawn checks of a used verdict still awaiting a decision, and what the figure is then."""
+    parts = []
+    for v, many in (("pass", "passes"), ("fail", "fails")):
+        n = int(row[f"audit_{v}_n_pending"])
+        if n and row[f"audit_{v}_used"]:
+            parts.append(f"{n} drawn {many if n > 1 else many[:-2]}")
+    if not parts:
+        return ""
+    lo, hi = row["estimate_min"], row["estimate_max"]
+    span = f" ({lo:.1%} to {hi:.1%})" if np.isfinite(lo) and np.isfinite(hi) else ""
+    return (
+        f"{' and '.join(parts)} still await an audit decision: the decided ones need not be a "
+        "random part of the draw (reviewers choose which to decide first), so the estimate is "
+        f"a range{span}, with them all acceptable and all not, and the interval covers both"
+    )
 
 
 def audit_share_text(row: Mapping[str, Any], verdict: str, confidence: float = 0.95) -> str:
     """A verdict's audit share in words, from a row of :func:`corrected_pass_rate` (or CSV).
 
-    ``"85.0% (340 of 400; 95% CI 81.2%–88.2%) acceptable"`` at one probability;
+    ``"85.0% (340 of 400; 95% CI 81.2%–88.2%) acceptable"`` at one probability (a range
+    while drawn checks are pending);
     ``"weighted rate 89.3% (340 of 400 acceptable, weighted by 1/inclusion_p; 95% CI
     86.0%–91.9%)"`` where the draws offered the verdict at several (the counts alone would
     read as ``k / n``). ``confidence``: the level the row's interval was computed at.
     """
     k, n = int(row[f"audit_{verdict}_acceptable"]), int(row[f"audit_{verdict}_n"])
+    pending = int(row.get(f"audit_{verdict}_n_pending", 0) or 0)
+    if pending:
+        # Not k / n: the decided audits are not the draw while some are pending.
+        low, high = row[f"audit_{verdict}_rate_low"], row[f"audit_{verdict}_rate_high"]
+        lo, hi = row[f"audit_{verdict}_rate_min"], row[f"audit_{verdict}_rate_max"]
+        weighted = ", weighted by 1/inclusion_p" if row[f"audit_{verdict}_weighted"] else ""
+        return (
+            f"between {lo:.1%} and {hi:.1%} acceptable ({k} of {n} decided{weighted}, {pending} "
+            f"drawn still pending, taken as all not and all acceptable; {confidence:.0%} CI "
+            f"{low:.1%}–{high:.1%})"
+        )
     if not row[f"audit_{verdict}_weighted"]:
         return f"{Rate(k, n).text()} acceptable"
     if n < MIN_N:  # as Rate.text says it
@@ -530,31 +697,66 @@ def audit_share_text(row: Mapping[str, Any], verdict: str, confidence: float = 0
     return weighted_text(row[f"audit_{verdict}_rate"], k, n, "acceptable", ".1%", detail)
 
 
-def _rests_on(row: pd.Series, n_probabilities: dict[str, int]) -> str:
+def _rests_on(
+    row: pd.Series,
+    n_probabilities: dict[str, int],
+    uncovered: Mapping[str, np.ndarray] | None = None,
+    held: Mapping[str, bool] | None = None,
+) -> str:
     """Which labels the estimate rests on, per verdict, in words.
 
-    ``n_probabilities``: per verdict, how many inclusion probabilities offered its checks.
+    ``n_probabilities``: per verdict, how many inclusion probabilities offered its covered
+    checks; ``uncovered``: per verdict, the strata (:func:`_strata` rows) a draw offered that
+    yielded no audit, decided or pending; ``held``: per verdict, whether its checks no draw
+    offered are held at its audit share (the audits refuted the correction).
     """
+    uncovered = uncovered or {}
+    held = held or {}
     parts = []
     for v, many in (("pass", "passes"), ("fail", "fails")):
         n_v = row["u_pass"] if v == "pass" else row["n_unlabeled_decided"] - row["u_pass"]
         n_off = int(row[f"n_{v}_offered"]) if row[f"audit_{v}_used"] else 0
+        n_pend = int(row[f"audit_{v}_n_pending"]) if n_off else 0
         if n_off:
-            how = (
-                f"weighted by 1/inclusion_p (draws offered them at {n_probabilities[v]} "
-                "probabilities)"
-                if row[f"audit_{v}_weighted"]
-                else "(a draw offered them alike)"
-            )
+            if row[f"audit_{v}_weighted"]:
+                how = (
+                    f"weighted by 1/inclusion_p (draws offered them at {n_probabilities[v]} "
+                    "probabilities)"
+                )
+            elif n_pend:
+                how = ""
+            else:
+                how = "(a draw offered them alike)"
+            if n_pend:
+                # The decided audits are not the draw while some are pending: no "alike".
+                how = " ".join(filter(None, [how, (
+                    f"and {n_pend} drawn still pending, taken as all acceptable and as all not"
+                )]))  # fmt: skip
             parts.append(f"{n_off} {many} on {int(row[f'audit_{v}_n'])} audit labels {how}")
-        if n_v - n_off > 0 and n_off:
+        rest = int(n_v - n_off)
+        where = "on the reviews' TPR/TNR"
+        if n_off and held.get(v):
+            where = (
+                f"held at the {many}' audit share (the audits refute the reviews' TPR/TNR; "
+                "assumed unchanged since the last draw)"
+            )
+        strata = uncovered.get(v)
+        n_empty = int(strata[:, 0].sum()) if n_off and strata is not None and len(strata) else 0
+        if n_empty:
+            probs = ", ".join(f"{p:g}" for p in strata[:, 3])
+            parts.append(
+                f"{n_empty} {many} offered at a probability no audit reached (inclusion_p "
+                f"{probs}) {where}"
+            )
+            rest -= n_empty
+        if rest > 0 and n_off:
             # Not offered: recorded after the last draw (or unreviewed before the switch).
             parts.append(
-                f"{int(n_v - n_off)} {many} no draw offered (after the last draw, or unreviewed "
-                "before the switch) on the reviews' TPR/TNR"
+                f"{rest} {many} no draw offered (after the last draw, or unreviewed "
+                f"before the switch) {where}"
             )
-        elif n_v - n_off > 0:
-            parts.append(f"{int(n_v - n_off)} {many} on the reviews' TPR/TNR")
+        elif rest > 0:
+            parts.append(f"{rest} {many} on the reviews' TPR/TNR")
     return "; ".join(parts)
 
 
@@ -634,14 +836,18 @@ def corrected_records(df: pd.DataFrame) -> list[dict]:
     into ``<name>_ci``, the ``left_out_<kind>`` counts into ``left_out``
     (``{"audits": ..., "escalations": ..., "undrawn": ...}``), the audit
     columns into ``audits`` (per verdict: ``used``, ``n_offered``, the audit
-    labels' ``k`` acceptable of ``n``, their share ``rate`` (weighted by
-    ``1 / inclusion_p``) with its ``ci`` and ``n_effective``, and
-    ``weighted``: true where ``rate`` is not ``k / n``), and ``interval_method``.
+    labels' ``k`` acceptable of ``n``, the drawn checks still pending
+    ``n_pending``, their share ``rate`` (weighted by ``1 / inclusion_p``; null
+    while any is pending) with its ``rate_bounds`` (pending all not acceptable,
+    all acceptable), ``ci`` and ``n_effective``, and ``weighted``: true where
+    ``rate`` is not ``k / n``), ``estimate_bounds`` (the estimate with the
+    pending audits all not acceptable and all acceptable; both equal
+    ``estimate`` when none is pending) and ``interval_method``.
     """
     records = []
     audit_cols = [c for c in CORRECTED_COLUMNS if c.startswith(("audit_", "n_pass_", "n_fail_"))]
     folded = (
-        "low", "high", "note", *(f"left_out_{k}" for k in LEFT_OUT_KINDS),
+        "low", "high", "note", "estimate_min", "estimate_max", *(f"left_out_{k}" for k in LEFT_OUT_KINDS),
         *(f"{n}_{b}" for n in WILSON_SHARES for b in ("low", "high")), *audit_cols,
     )  # fmt: skip
     for row in df.to_dict("records"):
@@ -655,7 +861,12 @@ def corrected_records(df: pd.DataFrame) -> list[dict]:
                 "n_offered": int(row[f"n_{v}_offered"]),
                 "k": int(row[f"audit_{v}_acceptable"]),
                 "n": int(row[f"audit_{v}_n"]),
+                "n_pending": int(row[f"audit_{v}_n_pending"]),
                 "rate": _plain(row[f"audit_{v}_rate"]),
+                "rate_bounds": [
+                    _plain(row[f"audit_{v}_rate_min"]),
+                    _plain(row[f"audit_{v}_rate_max"]),
+                ],
                 "ci": [_plain(row[f"audit_{v}_rate_low"]), _plain(row[f"audit_{v}_rate_high"])],
                 "n_effective": _plain(row[f"audit_{v}_n_effective"]),
                 "weighted": bool(row[f"audit_{v}_weighted"]),
@@ -663,6 +874,7 @@ def corrected_records(df: pd.DataFrame) -> list[dict]:
             for v in ("pass", "fail")
         }
         rec["ci"] = [_plain(row["low"]), _plain(row["high"])]
+        rec["estimate_bounds"] = [_plain(row["estimate_min"]), _plain(row["estimate_max"])]
         rec["note"] = _plain(row["note"]) or ""
         rec["interval_method"] = df.attrs.get("interval_method", "percentile bootstrap")
         records.append(rec)

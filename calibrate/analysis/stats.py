@@ -273,11 +273,16 @@ def hajek_interval(
 
     (with replacement: no finite-population correction, so it errs wide)
     gives the effective size ``n_eff = p (1 - p) / v`` [2]_, and the interval
-    is :func:`wilson_interval` of ``p * n_eff`` of ``n_eff``. Where ``p`` is 0
-    or 1 (``v = 0``) Kish's ``sum(m w)**2 / sum(m w**2)`` stands in. ``n_eff``
-    is capped at ``sum(m)``: no design is read as worth more labels than it
-    has. With one probability ``n_eff = sum(m)`` and the interval is
-    ``wilson_interval(k, m)``.
+    is :func:`wilson_interval` of ``p * n_eff`` of ``n_eff``. ``n_eff`` is
+    capped at Kish's size ``sum(m w)**2 / sum(m w**2)`` (which stands in where
+    ``p`` is 0 or 1, ``v = 0``) and at ``sum(m)``: no design is read as worth
+    more labels than its weights or its count allow. Without the Kish cap a
+    low-probability stratum of few labels that happen to agree with the
+    majority adds little to ``v`` and the linearised size runs far above what
+    its weight allows (the small-count failure [2]_; 85-87% coverage at a
+    nominal 95% in an outside review's simulation of two uniform draws at 0.3
+    and 0.01, 96% with the cap). With one probability ``n_eff = sum(m)`` and
+    the interval is ``wilson_interval(k, m)``.
 
     Returns
     -------
@@ -305,7 +310,8 @@ def hajek_interval(
     w = 1.0 / pi
     total = float((m * w).sum())
     v = float((w**2 * (k * (1 - p) ** 2 + (m - k) * p**2)).sum()) / total**2
-    n_eff = p * (1 - p) / v if v > 0 else total**2 / float((m * w**2).sum())
+    kish = total**2 / float((m * w**2).sum())
+    n_eff = min(p * (1 - p) / v, kish) if v > 0 else kish
     # Floating noise must not make one probability's size differ from its count.
     n_eff = min(n, n_eff * (1 + 1e-12))
     low, high = wilson_interval(p * n_eff, n_eff, confidence=confidence)

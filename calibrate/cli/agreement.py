@@ -364,6 +364,14 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
             est = f"{100 * row['estimate']:.1f}% [{100 * row['low']:.1f}, {100 * row['high']:.1f}]"
         elif row["estimate"] is not None:
             est = f"{100 * row['estimate']:.1f}% (no interval)"
+        elif row.get("estimate_min") is not None and row.get("estimate_max") is not None:
+            # Audits pending: the figure is a range (pending all not acceptable, all acceptable).
+            span = f"{100 * row['estimate_min']:.1f}% and {100 * row['estimate_max']:.1f}%"
+            est = (
+                f"between {span} [{100 * row['low']:.1f}, {100 * row['high']:.1f}]"
+                if row["low"] is not None
+                else f"between {span} (no interval)"
+            )
         else:
             est = "n/a"
         n_dec = row["n_unlabeled_decided"]
@@ -403,14 +411,17 @@ def corrected_blocks(rows: Sequence[dict[str, Any]], keys: Sequence[str], attrs:
         "Estimated over the pass and fail verdicts (unsure ones go to a person, so they are "
         "left out): each verdict's checks at their acceptable share. For the checks an audit "
         "draw offered, the share among its audit labels weighted by 1/inclusion_p (Hajek; "
-        "k of n where one probability offered them all); for the others (after the last draw, "
-        "or a verdict no draw took) the share Rogan-Gladen implies, (pass rate + TNR - 1) / "
-        "(TPR + TNR - 1) clipped to [0, 1], with TPR and TNR among the reviews with a pass or "
-        "fail verdict (advisory: true), never labels after the switch: that part assumes "
-        "the check has not changed since the reviews. "
+        "k of n where one probability offered them all; with drawn checks still pending, a "
+        "range with them all acceptable and all not); for the others (after the last draw, "
+        "a probability no audit reached, or a verdict no draw took) the share Rogan-Gladen "
+        "implies, (pass rate + TNR - 1) / (TPR + TNR - 1) clipped to [0, 1], with TPR and TNR "
+        "among the reviews with a pass or fail verdict (advisory: true), never labels after "
+        "the switch: that part assumes the check has not changed since the reviews. Where the "
+        "audits refute it, a verdict's other checks are held at its audit share, and without "
+        "audits of theirs the interval is withheld. "
         f"Interval: {attrs.get('interval_method', 'percentile bootstrap')}; the bootstrap "
-        "resamples the reviews, the verdicts and the audits, each inclusion probability's "
-        "on its own."
+        "resamples the reviews and the verdicts, and draws each inclusion probability's audit "
+        "share on its own."
     )
     out += _wrap(foot, indent="")
     return out
