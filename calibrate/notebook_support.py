@@ -4,11 +4,16 @@ The notebooks use the package's public API; this module holds the few pieces
 they need that are about *exploring* rather than deciding: loading the bundled
 sample into a throw-away store, listing the individual disagreements as a
 table an analyst can filter, the report's wording of a rate next to the
-numbers, and a compact interval plot of any agreement table.
+numbers, a compact interval plot of any agreement table, the trade-off of the
+threshold search with its n and intervals, the monitor's detection curve under
+a step's audit plan with its simulation error, and the ``check:`` blocks with
+the comment lines of ``calibrate thresholds --format yaml``.
 
 Nothing here computes a statistic of its own: rates and intervals come from
-:mod:`calibrate.analysis.agreement` and :mod:`calibrate.analysis.readiness`,
-the wording from :mod:`calibrate.report.render`.
+:mod:`calibrate.analysis` (agreement, readiness, the audit plan's simulation,
+the Wilson and Clopper-Pearson intervals of :mod:`calibrate.analysis.stats`),
+the wording from :mod:`calibrate.report.render` and the YAML comments from
+:mod:`calibrate.cli.thresholds`.
 
 Record text (notes, question texts, names) is untrusted. The tables built here
 strip control characters from it and keep it as plain DataFrame cells, which
@@ -22,7 +27,9 @@ import atexit
 import os
 import shutil
 import tempfile
+import textwrap
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +131,7 @@ def enforced_sample_store(
     shift: float = 0.8,
     audit_rate: float = 0.5,
     by_band: bool = False,
+    start: datetime | None = None,
 ) -> Path:
     """A temporary store of a simulated export past the switch, audited once.
 
@@ -131,6 +139,14 @@ def enforced_sample_store(
     enforcement (and a shift from ``shift_week`` weeks after the switch;
     ``None``: none), ``ingest``, ``audit draw`` of ``invoice-matching`` at
     ``audit_rate``, the simulated reviewer's decisions, ``ingest`` again.
+
+    Parameters
+    ----------
+    start : datetime, optional
+        When the simulated advisory window begins (``calibrate simulate --start``).
+        By default the Monday that makes the records end by today
+        (:func:`start_ending_today`): the draw is made now, so it must find no
+        check dated after it, as the README's tour passes ``--start``.
 
     Returns
     -------
@@ -146,8 +162,10 @@ def enforced_sample_store(
     tmp = Path(tempfile.mkdtemp(prefix="calibrate-enforced-"))
     _TEMP_DIRS.append(str(tmp))
     export = tmp / "export"
+    if start is None:
+        start = start_ending_today(enforce_weeks)
     simulate(export, runs=runs, seed=seed, enforce_weeks=enforce_weeks, shift_week=shift_week,
-             shift=shift if shift_week is not None else 0.0)  # fmt: skip
+             shift=shift if shift_week is not None else 0.0, start=start)  # fmt: skip
     target = tmp / "enforced.duckdb"
     con = connect(target)
     try:
@@ -162,6 +180,27 @@ def enforced_sample_store(
     finally:
         con.close()
     return target
+
+
+def start_ending_today(enforce_weeks: int = 0, *, now: datetime | None = None) -> datetime:
+    """The latest Monday (UTC) from which a simulation of ``enforce_weeks`` enforced weeks ends by today.
+
+    The simulated records span :data:`calibrate.simulate.WINDOW_DAYS` days of
+    advisory work plus ``enforce_weeks`` weeks; a day is kept spare for the
+    reviews made a day after their check. Mondays, so the weeks of the
+    agreement tables are the simulation's weeks.
+
+    Examples
+    --------
+    >>> start_ending_today(12, now=datetime(2026, 12, 5, 10, tzinfo=UTC)).date()
+    datetime.date(2026, 6, 15)
+    """
+    from calibrate.simulate import WINDOW_DAYS
+
+    now = datetime.now(UTC) if now is None else now.astimezone(UTC)
+    latest = now - timedelta(days=WINDOW_DAYS + 7 * enforce_weeks + 1)
+    monday = latest - timedelta(days=latest.weekday())
+    return monday.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def resolve_store(db_path: str | os.PathLike[str] | None = None) -> Path:
@@ -474,3 +513,330 @@ def assess_steps(con: Any, filters: Any = None, *, options: Any = None) -> list[
             )  # fmt: skip
         )
     return out
+
+
+def detection_curve(plan: Any, true_rates: Any, *, streams: int | None = None) -> pd.DataFrame:
+    """How often the monitor catches a rise under a step's audit plan, per true false-pass rate.
+
+    The simulation :func:`calibrate.analysis.audit.plan_audit` sizes the plan
+    with (:func:`calibrate.analysis.audit.detection_probability`: the monitor's
+    e-process on uniform random audits), at the plan's share of the passes
+    (every pass when no share reaches the power: ``plan.rate`` is ``None``),
+    its weekly passes, window, ``alpha`` and ``delta``. The same seed, so at
+    ``factor x alpha`` it gives ``plan.achieved``.
+
+    Parameters
+    ----------
+    plan : SequentialAuditPlan
+        A step's plan (``step.sequential_audit``, or :func:`~calibrate.analysis.audit.plan_audit`).
+    true_rates : array-like of float
+        False-pass rates after the switch.
+    streams : int, optional
+        Simulated streams per rate (default: as many as the plan,
+        :data:`calibrate.analysis.audit.PLAN_STREAMS`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``false_pass_rate``, ``p_alarm`` (share of the ``streams`` simulated
+        streams that alarm within ``plan.weeks``), ``alarms``, ``streams`` and
+        ``low``/``high``: the 95% Wilson interval of that share, i.e. the
+        simulation's error.
+    """
+    from calibrate.analysis.audit import PLAN_STREAMS, detection_probability
+    from calibrate.analysis.stats import wilson_interval
+
+    n = int(streams or PLAN_STREAMS)
+    rate = plan.rate if plan.rate is not None else 1.0
+    grid = np.atleast_1d(np.asarray(true_rates, dtype=float))
+    p = np.array(
+        [
+            detection_probability(
+                rate, passes_per_week=plan.passes_per_week, weeks=plan.weeks, alpha=plan.alpha,
+                delta=plan.delta, true_rate=float(t), streams=n,
+            )[0]
+            for t in grid
+        ]
+    )  # fmt: skip
+    alarms = np.rint(p * n).astype(int)
+    low, high = wilson_interval(alarms, np.full(alarms.shape, n))
+    return pd.DataFrame(
+        {"false_pass_rate": grid, "p_alarm": p, "alarms": alarms, "streams": n,
+         "low": low, "high": high}
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- thresholds
+
+
+#: The columns of :func:`tradeoff_table`.
+TRADEOFF_TABLE_COLUMNS = [
+    "alpha", "status", "n", "decided", "decided_share", "decided_low", "decided_high",
+    "auto_pass", "auto_pass_share", "auto_pass_low", "auto_pass_high", "auto_fail",
+    "n_pass", "false_passes", "false_pass_rate", "false_pass_low", "false_pass_high",
+    "decided alone", "observed false passes",
+]  # fmt: skip
+
+
+def tradeoff_table(search: Any, alphas: Sequence[float] | None = None) -> pd.DataFrame:
+    """The trade-off of ``calibrate thresholds --tradeoff`` as a table: each share with its n and interval.
+
+    For each ``alpha`` the search is rerun at that bound (``beta`` and
+    ``delta`` held at the search's), and the thresholds it certifies are
+    replayed on the labeled checks: how many it decides alone (and passes),
+    each with its 95% Wilson interval, and the observed false passes among
+    its passes with their 95% Clopper-Pearson interval, as the CLI prints
+    them. The shares are measured on the labels that chose the thresholds,
+    so they are optimistic; only the certified bound accounts for the choice.
+
+    Parameters
+    ----------
+    search : StepThresholds
+        A step's search (``step.thresholds.raw`` of :func:`assess_steps`, or a
+        step of :func:`calibrate.suggest_from_store`).
+    alphas : sequence of float, optional
+        Default :data:`calibrate.defaults.TRADEOFF_ALPHAS`, the CLI's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`TRADEOFF_TABLE_COLUMNS` (counts of the ``n`` labeled
+        checks; zero where nothing is certified: every submission to a
+        person). ``attrs`` holds the search's ``alpha``, ``beta``, ``delta``,
+        ``n`` and ``today`` (today's thresholds replayed: ``decided``,
+        ``n``, ``n_pass``, ``false_passes``, or ``None``).
+    """
+    from calibrate.analysis.stats import clopper_pearson_interval, wilson_interval
+    from calibrate.defaults import TRADEOFF_ALPHAS
+
+    frame = search.tradeoff(TRADEOFF_ALPHAS if alphas is None else alphas)
+    n = int(frame["n"].iloc[0]) if len(frame) else int(search.n_labeled)
+    ok = (frame["status"] == "ok").to_numpy()
+    # The CLI's counts: shares of n, rounded back to the checks they are.
+    decided = np.where(ok, np.rint(frame["coverage"].to_numpy(float) * n), 0).astype(int)
+    passed = np.where(ok, np.rint(frame["auto_pass"].to_numpy(float) * n), 0).astype(int)
+    n_pass = np.where(ok, frame["n_pass"].fillna(0).to_numpy(float), 0).astype(int)
+    observed = np.nan_to_num(frame["observed_false_pass"].to_numpy(float))
+    false_passes = np.where(ok, np.rint(observed * n_pass), 0).astype(int)
+    nn = np.full(len(frame), n)
+    d_low, d_high = wilson_interval(decided, nn)
+    p_low, p_high = wilson_interval(passed, nn)
+    f_low, f_high = clopper_pearson_interval(false_passes, n_pass)
+    out = pd.DataFrame(
+        {
+            "alpha": frame["alpha"].to_numpy(float),
+            "status": frame["status"].to_numpy(object),
+            "n": nn,
+            "decided": decided,
+            "decided_share": decided / n if n else np.nan,
+            "decided_low": d_low,
+            "decided_high": d_high,
+            "auto_pass": passed,
+            "auto_pass_share": passed / n if n else np.nan,
+            "auto_pass_low": p_low,
+            "auto_pass_high": p_high,
+            "auto_fail": decided - passed,
+            "n_pass": n_pass,
+            "false_passes": false_passes,
+            "false_pass_rate": np.where(n_pass > 0, false_passes / np.maximum(n_pass, 1), np.nan),
+            "false_pass_low": f_low,
+            "false_pass_high": f_high,
+        }
+    )
+    out["decided alone"] = [
+        _rate_words(k, n) if okay else "nothing certified: every submission to a person"
+        for k, okay in zip(decided, ok, strict=True)
+    ]
+    out["observed false passes"] = [
+        f"{k} of {m} passes ({100 * lo:.1f}–{100 * hi:.1f}%, 95% Clopper-Pearson)" if m else "–"
+        for k, m, lo, hi in zip(false_passes, n_pass, f_low, f_high, strict=True)
+    ]
+    cur = getattr(search, "current_rates", None)
+    out.attrs.update(
+        alpha=float(search.alpha), beta=float(search.beta), delta=float(search.delta), n=n,
+        today=None if cur is None or not cur.n else {
+            "decided": int(cur.n_pass + cur.n_fail), "n": int(cur.n),
+            "n_pass": int(cur.n_pass), "false_passes": int(cur.false_pass),
+        },
+    )  # fmt: skip
+    return out[TRADEOFF_TABLE_COLUMNS]
+
+
+def plot_tradeoff(table: pd.DataFrame, *, title: str = "", ax: Any = None) -> Any:
+    """Draw :func:`tradeoff_table`: the share decided alone against the bound asked for, with intervals.
+
+    The x axis is the bound certified at each ``alpha`` (with ``beta`` held);
+    the y axis the share of the ``n`` labeled checks decided without a person
+    (and passed), with 95% Wilson intervals, measured on the labels that
+    chose the thresholds (optimistic). Today's thresholds are certified at no
+    bound, so they are not a point on this axis: their share decided alone is
+    a horizontal band (95% Wilson), and their observed false passes are in
+    its legend with their n.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    from calibrate.analysis.stats import clopper_pearson_interval, wilson_interval
+    from calibrate.drawing import safe_text
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 6), layout="constrained")
+    t = table
+    a = t.attrs
+    ok = (t["status"] == "ok").to_numpy()
+    x = t["alpha"].to_numpy(float)
+    for share, low, high, fmt, colour, label in (
+        ("decided_share", "decided_low", "decided_high", "o-", "C0", "decided without a person"),
+        ("auto_pass_share", "auto_pass_low", "auto_pass_high", "s--", "C2", "passed without a person"),
+    ):  # fmt: skip
+        y = t[share].to_numpy(float)
+        err = np.vstack([y - t[low].to_numpy(float), t[high].to_numpy(float) - y])
+        ax.errorbar(x[ok], y[ok], yerr=np.clip(err[:, ok], 0, None), fmt=fmt, color=colour,
+                    capsize=3, label=f"{label} (95% Wilson)")  # fmt: skip
+    if (~ok).any():
+        ax.plot(x[~ok], np.zeros(int((~ok).sum())), "x", color="C3",
+                label="nothing certified: every submission to a person")  # fmt: skip
+    here = np.isclose(x, a.get("alpha", np.nan))
+    if (here & ok).any():
+        ax.plot(x[here & ok], t["decided_share"].to_numpy(float)[here & ok], "*", ms=16,
+                color="C1", label=f"suggested (alpha = {a['alpha']:g})")  # fmt: skip
+    elif here.any():
+        ax.axvline(
+            a["alpha"], ls=":", color="0.5", label=f"alpha = {a['alpha']:g}: nothing certified"
+        )
+    today = a.get("today")
+    if today:
+        lo, hi = (float(v) for v in wilson_interval(today["decided"], today["n"]))
+        share = today["decided"] / today["n"]
+        k, m = today["false_passes"], today["n_pass"]
+        observed = "no passes"
+        if m:
+            fp_lo, fp_hi = (100 * float(v) for v in clopper_pearson_interval(k, m))
+            observed = f"{k} of {m} passes not acceptable [{fp_lo:.1f}, {fp_hi:.1f}]%"
+        ax.axhspan(lo, hi, color="C4", alpha=0.15)
+        label = (
+            f"today's thresholds (certified at no bound): decided alone {100 * share:.1f}% "
+            f"[{100 * lo:.1f}, {100 * hi:.1f}]\n({today['decided']} of {today['n']}); "
+            f"observed: {observed} (95% Clopper-Pearson)"
+        )
+        ax.axhline(share, color="C4", lw=1, ls="-.", label=label)
+    ax.set_xlabel(
+        f"alpha: the false-pass bound certified at {1 - a.get('delta', np.nan):.0%} confidence\n"
+        f"(the false-fail bound held at beta = {a.get('beta', np.nan):g})"
+    )
+    ax.set_ylabel(f"share of the {a.get('n', 0)} labeled checks\n(in-sample, so optimistic)")
+    ax.set_ylim(-0.02, 1.02)
+    head = safe_text(title, width=90) if title else "Trade-off"
+    ax.set_title(
+        f"{head}\nshares measured on the labels that chose the thresholds (optimistic); "
+        "only the certified bound accounts for the choice",
+        fontsize=9,
+    )
+    ax.grid(True, alpha=0.25)
+    # Below the axes: the legend carries today's figures, too long to sit beside them.
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.22), fontsize="small", frameon=False)
+    return ax
+
+
+def check_blocks(
+    con: Any, steps: Sequence[Any], filters: Any = None, *, options: Any = None
+) -> str:
+    """Each step's ``check:`` block to paste, with the comment lines ``calibrate thresholds --format yaml`` writes.
+
+    Per step: a header with the readiness decision of ``calibrate report``
+    (``# process / step · model M: READY``), then the step's document of
+    ``calibrate thresholds --format yaml`` at the same limits, written by the
+    CLI's own :func:`calibrate.cli.thresholds.yaml_blocks`: its comments say
+    what the search certified, the shares it expects (optimistic) and today's,
+    the questions' remarks (a question that no longer decides anything, an
+    unsure band too narrow to matter) and the search's notes. The CLI's block
+    keeps ``advisory: true`` until the report says READY; where it does, a
+    comment gives the report's pattern and why, and unless that pattern keeps
+    advisory the block is the report's, without ``advisory``.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+    steps : sequence of StepReadiness
+        From :func:`assess_steps` with the same ``filters`` and ``options``.
+    filters : calibrate.Filters, optional
+    options : ReadinessOptions, optional
+        ``alpha``, ``delta``, ``beta`` and ``min_coverage`` (the CLI's ``--needed-share``).
+
+    Returns
+    -------
+    str
+        Record text in the comments has its control characters removed.
+    """
+    from calibrate.analysis.enforced_advice import enforced_advice
+    from calibrate.analysis.threshold_steps import ThresholdsReport, suggest_from_store
+    from calibrate.cli.thresholds import yaml_blocks
+    from calibrate.dataset import Filters
+    from calibrate.defaults import ReadinessOptions
+    from calibrate.report.render import check_yaml
+
+    opts = options or ReadinessOptions()
+    filters = filters or Filters()
+    limits = {"alpha": opts.alpha, "delta": opts.delta, "beta": opts.beta}
+    # What `calibrate thresholds --format yaml` runs, at the same limits.
+    report = suggest_from_store(con, filters, needed_share=opts.min_coverage, **limits)
+    advice = enforced_advice(con, filters, min_coverage=opts.min_coverage, **limits)
+    searched = {}
+    for s in report.steps:
+        s.enforced = advice.get((s.process, s.step))
+        searched[(s.process, s.step)] = s
+    out = []
+    for st in steps:
+        head = strip_control(f"# {st.process} / {st.step} · model {st.model}: {st.decision}")
+        s = searched.get((st.process, st.step))
+        if s is None:
+            out.append(f"{head}\n# (no threshold search on this step: nothing to paste)\n")
+            continue
+        doc = yaml_blocks(ThresholdsReport(steps=[s], **limits))
+        if s.enforced is not None:
+            # Enforced: the block is the report's own advice (keep, or return to advisory), as
+            # the CLI prints it; the header says that advice, not a decision to drop advisory.
+            advice = strip_control(str(s.enforced.get("recommended", ""))).upper()
+            head = strip_control(f"# {st.process} / {st.step} · model {st.model}: ")
+            head += f"enforced; `calibrate report` says {advice}"
+        elif st.enforcement is None and st.decision == "READY":
+            # The report's READY and its pattern: whether its block drops advisory, and why.
+            recommended = str(st.pattern.get("recommended", ""))
+            drops = (
+                recommended != "keep advisory"
+                and bool(st.suggested_check)
+                and _same_check(st.suggested_check, s.suggested)
+            )
+            said = f"`calibrate report` says READY (pattern: {recommended}): {st.pattern.get('why', '')}"
+            said += (
+                " Its block, below, drops advisory: true."
+                if drops
+                else " Its block keeps advisory: true."
+            )
+            lines = doc.splitlines()
+            n_comments = next(
+                (i for i, line in enumerate(lines) if not line.startswith("#")), len(lines)
+            )
+            wrapped = [
+                f"# {line}"
+                for line in textwrap.wrap(strip_control(said), 78, break_on_hyphens=False)
+            ]
+            body = (
+                check_yaml(st.suggested_check, advisory=False)
+                if drops
+                else "\n".join(lines[n_comments:]) + "\n"
+            )
+            doc = "\n".join([*lines[:n_comments], *wrapped, ""]) + body
+        out.append(f"{head}\n{doc}")
+    return "\n".join(out)
+
+
+def _same_check(items: Sequence[dict[str, Any]], questions: Any) -> bool:
+    """Whether the report's suggested check (items) is the search's (questions), ``kind`` aside."""
+    if not questions:
+        return False
+    strip = [{k: v for k, v in item.items() if k != "kind"} for item in items]
+    return strip == [q.to_check_item() for q in questions]

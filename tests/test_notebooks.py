@@ -143,6 +143,17 @@ def test_01_agreement_runs_as_shipped(kernel_dir, sample_store):
 
 
 @pytest.mark.slow  # a kernel and a whole notebook: seconds, not milliseconds
+def test_01_agreement_on_an_empty_window(kernel_dir, sample_store):
+    # A window with no checks is an empty answer, not an error (black-box run: KeyError in the
+    # table of model changes).
+    nb = run_notebook(
+        "01_agreement.ipynb", kernel_dir, db_path=str(sample_store), since="2030-01-01"
+    )
+    assert "0 recorded checks, 0 with a person's decision" in stdout(nb)
+    assert "Traceback" not in stderr(nb)
+
+
+@pytest.mark.slow  # a kernel and a whole notebook: seconds, not milliseconds
 def test_02_calibration_and_thresholds_ends_with_check_blocks(kernel_dir, sample_store):
     nb = run_notebook(
         "02_calibration_and_thresholds.ipynb", kernel_dir, db_path=str(sample_store),
@@ -167,10 +178,23 @@ def test_02_calibration_and_thresholds_ends_with_check_blocks(kernel_dir, sample
     for block, (_, decision), step in zip(blocks, headers, steps, strict=True):
         doc = yaml.safe_load(block)
         assert decision == step.decision
-        assert doc.get("advisory", False) is (decision != "READY")
+        # As in the report: a READY step drops advisory unless its pattern keeps it.
+        keeps = step.pattern.get("recommended") == "keep advisory"
+        assert doc.get("advisory", False) is (decision != "READY" or keeps)
         # The suggestion when one is certified, else today's check, which stands.
         shown = step.suggested_check or step.current_check
         assert [q["ask"] for q in doc["check"]] == [q["ask"] for q in shown]
+    # Beside each block, every comment line `calibrate thresholds --format yaml` writes at the
+    # same limits (black-box run: the READY block came without its "unsure only for
+    # [0.048, 0.048001)" remark and the note on passes scored below 0.5).
+    from calibrate.cli.thresholds import yaml_blocks
+
+    con = calibrate.connect(sample_store, read_only=True)
+    cli = yaml_blocks(calibrate.suggest_from_store(con, alpha=0.1, delta=0.05, beta=0.25))
+    con.close()
+    comments = [line for line in cli.splitlines() if line.startswith("#")]
+    assert any(" labeled" in line for line in comments)
+    assert set(comments) <= set(printed.splitlines())
 
 
 @pytest.mark.slow  # a kernel and a whole notebook: seconds, not milliseconds
@@ -189,9 +213,25 @@ def test_03_trust_over_time_shows_the_model_change_and_audit(kernel_dir, sample_
     assert len(models) == 2
     assert all(m in text for m in models)
     assert "No step changed its evaluator model" not in out
-    # The audit table is sized for the overridden window.
-    m, c = audit_sample_size(0.05)
-    assert re.search(rf"\b{m}\b", text) and re.search(rf"\b{c}\b", text)
+    # The audit is the report's: the monitor's plan, simulated for the overridden window, in the
+    # report's words per step (black-box run: a fixed-sample binomial test said "audit 76.7% of
+    # passes, 80% power" where the report said even every pass reaches 59%: no audit pays).
+    con = calibrate.connect(sample_store, read_only=True)
+    steps = ns.assess_steps(con, options=ReadinessOptions(audit_weeks=6))
+    con.close()
+    planned = [st for st in steps if st.sequential_audit is not None]
+    assert planned
+    flat = " ".join(out.split())
+    for st in planned:
+        assert st.sequential_audit.weeks == 6
+        words = st.sequential_audit.text()
+        if st.decision != "READY":
+            words = "Once the step is READY: " + words[0].lower() + words[1:]
+        assert " ".join(words.split()) in flat
+    # Nothing of the fixed-sample test: its method, its sample size (169 at alpha 0.05).
+    assert "binomial" not in out + text
+    m, _ = audit_sample_size(0.05)
+    assert not re.search(rf"\b{m} audited passes\b", text)
     assert n_images(nb) >= 4
 
 
@@ -415,3 +455,156 @@ def test_planned_audit(con):
             assert plan.per_week == pytest.approx(plan.rate * step.volume.checks_per_week * share)
         m, _ = audit_sample_size(0.05)
         assert plan.sample_size == m
+
+
+def test_check_blocks_carry_the_cli_comments(con):
+    # The block to paste with what `calibrate thresholds --format yaml` says above it: the
+    # certificate, the shares, the questions' remarks and the search's notes.
+    from calibrate.cli.thresholds import yaml_blocks
+
+    opts = ReadinessOptions()
+    steps = ns.assess_steps(con, options=opts)
+    printed = ns.check_blocks(con, steps, options=opts)
+    cli = yaml_blocks(calibrate.suggest_from_store(con))
+    lines = printed.splitlines()
+    assert {line for line in cli.splitlines() if line.startswith("#")} <= set(lines)
+    ready = next(st for st in steps if st.decision == "READY")
+    # The sample's READY step: an unsure band too narrow to matter, and passes scored below 0.5.
+    flat = " ".join(line[2:] for line in lines if line.startswith("# "))
+    assert "unsure only for yes-probabilities in" in flat
+    assert "more likely no than yes" in flat
+    assert f"`calibrate report` says READY (pattern: {ready.pattern['recommended']})" in flat
+    # One header per step with the report's decision, then its comments and one YAML body.
+    headers = re.findall(r"^# (.*) · model (.*): (READY|NOT_YET|NO)$", printed, flags=re.M)
+    assert [(h[0], h[2]) for h in headers] == [
+        (f"{s.process} / {s.step}", s.decision) for s in steps
+    ]
+    bodies = [b for b in re.split(r"^#.*$", printed, flags=re.M) if b.strip()]
+    docs = [yaml.safe_load(b) for b in bodies]
+    keeps = [s.pattern.get("recommended") == "keep advisory" for s in steps]
+    assert [d.get("advisory", False) for d in docs] == [
+        s.decision != "READY" or k for s, k in zip(steps, keeps, strict=True)
+    ]
+
+
+def test_tradeoff_table_gives_the_cli_figures_with_n_and_intervals(con):
+    from calibrate.cli.thresholds import tradeoff_lines
+
+    steps = ns.assess_steps(con, options=ReadinessOptions())
+    ready = next(st for st in steps if st.decision == "READY")
+    search = ready.thresholds.raw
+    table = ns.tradeoff_table(search)
+    assert list(table.columns) == ns.TRADEOFF_TABLE_COLUMNS
+    assert table.attrs["beta"] == search.beta and table.attrs["n"] == search.n_labeled
+    cli = " ".join(" ".join(tradeoff_lines(search)).split())
+    ok = table[table["status"] == "ok"]
+    assert len(ok)
+    for _, row in ok.iterrows():
+        # "decided alone 99.1% [98.1, 99.6]": the CLI's share and its Wilson interval.
+        low, high = 100 * row["decided_low"], 100 * row["decided_high"]
+        assert f"decided alone {100 * row['decided_share']:.1f}% [{low:.1f}, {high:.1f}]" in cli
+        assert row["decided_low"] <= row["decided_share"] <= row["decided_high"]
+        assert f"({row['decided']} of {row['n']}; 95% CI" in row["decided alone"]
+    nothing = table[table["status"] != "ok"]
+    assert (nothing["decided"] == 0).all()
+    assert nothing["decided alone"].str.startswith("nothing certified").all()
+
+
+def test_plot_tradeoff_labels_its_axes_truthfully(con):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    steps = ns.assess_steps(con, options=ReadinessOptions(beta=0.25))
+    search = next(st for st in steps if st.decision == "READY").thresholds.raw
+    table = ns.tradeoff_table(search)
+    ax = ns.plot_tradeoff(table, title="p / s")
+    assert "certified" in ax.get_xlabel() and "held at beta = 0.25" in ax.get_xlabel()
+    assert "optimistic" in ax.get_ylabel() and f"{table.attrs['n']} labeled" in ax.get_ylabel()
+    assert "optimistic" in ax.get_title()
+    # Error bars on the shares; today's observed false-pass rate is no point on the alpha axis.
+    assert len(ax.containers) >= 2
+    today = table.attrs["today"]
+    observed = today["false_passes"] / today["n_pass"]
+    for line in ax.get_lines():
+        xs = np.asarray(line.get_xdata(), dtype=float)
+        assert not np.isclose(xs, observed).any() or np.isclose(xs, table["alpha"]).any()
+    legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert f"{today['false_passes']} of {today['n_pass']} passes" in legend
+
+
+def test_detection_curve_is_the_plan_simulation_with_its_error():
+    from calibrate.analysis.audit import PLAN_STREAMS, plan_audit
+
+    plan = plan_audit(passes_per_week=55, alpha=0.05, delta=0.1, weeks=4)
+    assert plan.rate is None  # even every pass falls short at this volume
+    curve = ns.detection_curve(plan, [0.0, 0.05, 0.1, 0.3])
+    assert (curve["streams"] == PLAN_STREAMS).all()
+    p = curve["p_alarm"].to_numpy()
+    # At the rise the plan is sized for, the curve is the plan's own figure.
+    assert p[2] == pytest.approx(plan.achieved)
+    assert p[0] == 0.0 and p[3] > 0.99
+    assert ((curve["low"] <= p) & (p <= curve["high"])).all()
+    assert (curve["high"] - curve["low"]).iloc[2] > 0.05  # 300 streams: a few points of error
+    paying = plan_audit(passes_per_week=400, alpha=0.05, delta=0.1, weeks=8)
+    again = ns.detection_curve(paying, [paying.factor * paying.alpha])
+    assert again["p_alarm"].iloc[0] == pytest.approx(paying.achieved)
+
+
+def test_start_ending_today():
+    from datetime import UTC, datetime, timedelta
+
+    from calibrate.simulate import WINDOW_DAYS
+
+    now = datetime(2026, 12, 5, 10, tzinfo=UTC)
+    for weeks in (0, 4, 12):
+        start = ns.start_ending_today(weeks, now=now)
+        end = start + timedelta(days=WINDOW_DAYS + 7 * weeks)
+        assert start.weekday() == 0 and start.hour == 0
+        assert end + timedelta(days=1) <= now  # a day spare for reviews made a day later
+        assert end + timedelta(days=8) > now  # and the latest such Monday
+    # The README's tour: --start 2026-06-15 for 12 enforced weeks.
+    assert ns.start_ending_today(12, now=now).date().isoformat() == "2026-06-15"
+
+
+def test_enforced_sample_store_ends_by_today():
+    # Black-box run: without --start the simulated records ran to next January, and the audit
+    # drawn today "considered" checks that did not exist yet.
+    path = ns.enforced_sample_store(runs=400, shift_week=None)  # 12 enforced weeks, as notebook 04
+    con = calibrate.connect(path, read_only=True)
+    try:
+        last = con.execute('SELECT max("at") FROM labeled').fetchone()[0]
+        drawn_at, latest_eligible = con.execute(
+            """SELECT min(d.drawn_at), max(l."at") FROM audit_draws d
+               JOIN audit_eligible e USING (draw_id) JOIN labeled l USING (check_id)"""
+        ).fetchone()
+    finally:
+        con.close()
+    now = pd.Timestamp.now(tz="UTC")
+    assert pd.Timestamp(last) <= now
+    assert pd.Timestamp(latest_eligible) <= pd.Timestamp(drawn_at)
+
+
+def test_check_blocks_of_an_enforced_step_are_the_cli_advice():
+    # An enforced step's block is the report's advice as `thresholds --format yaml` prints it,
+    # never a block that drops advisory on the readiness decision alone.
+    from calibrate.analysis.enforced_advice import enforced_advice
+    from calibrate.cli.thresholds import yaml_blocks
+
+    path = ns.enforced_sample_store(runs=600)
+    con = calibrate.connect(path, read_only=True)
+    try:
+        opts = ReadinessOptions()
+        steps = ns.assess_steps(con, options=opts)
+        printed = ns.check_blocks(con, steps, options=opts)
+        report = calibrate.suggest_from_store(con)
+        advice = enforced_advice(con, alpha=opts.alpha, delta=opts.delta, beta=opts.beta)
+    finally:
+        con.close()
+    enforced = [s for s in report.steps if (s.process, s.step) in advice]
+    assert enforced
+    for s in enforced:
+        s.enforced = advice[(s.process, s.step)]
+        doc = yaml_blocks(type(report)(alpha=report.alpha, delta=report.delta, beta=report.beta,
+                                       steps=[s]))  # fmt: skip
+        head = f"# {s.process} / {s.step} · model {s.model}: enforced; `calibrate report` says "
+        assert f"{head}{s.enforced['recommended'].upper()}\n{doc}" in printed
