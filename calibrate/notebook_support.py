@@ -457,12 +457,11 @@ def approver_table(table: pd.DataFrame) -> pd.DataFrame:
 def assess_steps(con: Any, filters: Any = None, *, options: Any = None) -> list[Any]:
     """The readiness decision of every checked step, as the report makes it, minus calibration.
 
-    The same inputs as :func:`calibrate.analysis.readiness.assess_store`:
-    each step's current evaluator model and wording go to the certified
-    threshold search (:func:`calibrate.analysis.readiness.search_thresholds`),
-    then :func:`calibrate.analysis.readiness.assess_step` sees all of the
-    step's checks. The calibration curves are left out (notebook 02 draws
-    them), which makes this several times faster.
+    :func:`calibrate.analysis.readiness.assess_store` itself, the calibration
+    curves left out (notebook 02 draws them), which makes it several times
+    faster: each step's current evaluator model and wording go to the certified
+    threshold search, an enforced step is judged by its monitor, and every
+    decision is the report's.
 
     Parameters
     ----------
@@ -480,39 +479,11 @@ def assess_steps(con: Any, filters: Any = None, *, options: Any = None) -> list[
         draws the trade-off.
     """
     from calibrate.analysis import readiness as rd
-    from calibrate.dataset import Filters, answers, limits, process_questions, submissions
 
-    opts = options or rd.ReadinessOptions()
-    filters = filters or Filters()
-    subs = submissions(con, filters)
-    ans = answers(con, filters)
-    questions = process_questions(con)
-    server = limits(con)
-    approvals = rd.approve_steps(con)
-    out = []
-    for (process, step), s in subs.groupby(["process", "step"], sort=True, dropna=False):
-        a = ans[(ans["process"] == process) & (ans["step"] == step)]
-        qs = questions.get((process, step), [])
-        # The search sees the current model and wording only, as in the report.
-        current = rd.detect_model_change(s).current
-        models = s["model"].astype(object).where(s["model"].notna(), "(unknown model)")
-        s_cur = s[(models == current).to_numpy()]
-        a_cur = a[a["check_id"].isin(s_cur["check_id"])]
-        s_cur = s_cur[rd.current_wording(s_cur, a_cur, qs).to_numpy(dtype=bool)]
-        a_cur = a_cur[a_cur["check_id"].isin(s_cur["check_id"])]
-        view = rd.search_thresholds(s_cur, a_cur, questions=qs, options=opts, limits=server)
-        out.append(
-            rd.assess_step(
-                s,
-                a,
-                thresholds=view,
-                questions=qs,
-                options=opts,
-                has_approve_step=(str(process), str(step)) in approvals,
-                limits=server,
-            )  # fmt: skip
-        )
-    return out
+    # One assessment, the report's: a copy here once missed the monitor's enforcement, and the
+    # notebooks called READY a step the report returned to advisory (black-box run).
+    report = rd.assess_store(con, filters, options=options, with_calibration=False)
+    return sorted(report.steps, key=lambda r: (str(r.process), str(r.step)))
 
 
 def detection_curve(plan: Any, true_rates: Any, *, streams: int | None = None) -> pd.DataFrame:

@@ -608,3 +608,24 @@ def test_check_blocks_of_an_enforced_step_are_the_cli_advice():
                                        steps=[s]))  # fmt: skip
         head = f"# {s.process} / {s.step} · model {s.model}: enforced; `calibrate report` says "
         assert f"{head}{s.enforced['recommended'].upper()}\n{doc}" in printed
+
+
+def test_assess_steps_judges_an_enforced_step_by_its_monitor_as_the_report_does():
+    # A copy of the report's assessment once left out the monitor's enforcement: notebooks 02/03
+    # called READY a step whose monitor alarmed and the report returned to advisory.
+    from calibrate.analysis.readiness import assess_store
+
+    path = ns.enforced_sample_store(runs=600)
+    con = calibrate.connect(path, read_only=True)
+    try:
+        opts = ReadinessOptions()
+        fast = {(s.process, s.step): s for s in ns.assess_steps(con, options=opts)}
+        full = {(s.process, s.step): s for s in assess_store(con, options=opts, n_boot=0).steps}
+    finally:
+        con.close()
+    enforced = [k for k, s in full.items() if s.enforcement is not None]
+    assert enforced and fast.keys() == full.keys()
+    for key in enforced:
+        assert fast[key].enforcement is not None
+        assert fast[key].decision == full[key].decision
+        assert fast[key].enforced_dict() == full[key].enforced_dict()

@@ -171,6 +171,7 @@ def assess_store(
     store: str = "",
     n_boot: int = DEFAULT_N_BOOT,
     now: datetime | None = None,
+    with_calibration: bool = True,
 ) -> ReadinessReport:
     """Assess every checked step in a store (read-only is enough).
 
@@ -195,6 +196,9 @@ def assess_store(
         Bootstrap resamples for the calibration error intervals.
     now : datetime, optional
         The report's time stamp (default: now, UTC).
+    with_calibration : bool, default=True
+        ``False`` leaves the calibration curves out (several times faster; no decision
+        rests on them): the notebooks' :func:`calibrate.notebook_support.assess_steps`.
 
     Returns
     -------
@@ -259,7 +263,7 @@ def assess_store(
                 settings=settings,
                 after_switch="keep" if keep else "leave_out",
             )
-            if inp.answers_current["label"].notna().any()
+            if with_calibration and inp.answers_current["label"].notna().any()
             else []
         )
         steps.append(
