@@ -120,7 +120,7 @@ _ANALYSIS_COLUMNS = {
     "agreement": ("verdict", *_LABEL_COLUMNS),
     "question": ("result", *_LABEL_COLUMNS),
     "approvers": ("verdict", "label", "decided_at", "at", "decided_by", "model"),
-    "corrected": ("verdict", "label", "is_latest", "advisory", "audited", "left_out"),
+    "corrected": ("verdict", "label", "is_latest", "advisory", "audited", "left_out", "model"),
 }
 
 
