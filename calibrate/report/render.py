@@ -281,7 +281,7 @@ def _step_view(
     bounds = t.certified if t.certified is not None else t.best_bounds
     # The search's shares are of every labeled check, error verdicts counted unsure: its own n
     # (today's, with labels after the switch kept, of the reviews alone: `current.n`).
-    n = t.n_labeled or step.n_labeled
+    n = step.n_labeled_searched
     shares = ("auto_pass", "auto_fail", "unsure")
     expected = {k: share_text(t.expected.get(k), int(t.expected.get("n") or n)) for k in shares}
     current = {k: share_text(t.current.get(k), int(t.current.get("n") or n)) for k in shares}
