@@ -21,6 +21,7 @@ import pandas as pd
 
 from calibrate.analysis.agreement import (
     DEFAULT_BY,
+    check_rate_options,
     key_frame,
     models_per_group,
     pools_note,
@@ -200,6 +201,13 @@ def corrected_pass_rate(
         interval is NaN when fewer than half of the resamples give an
         estimate.
 
+    Raises
+    ------
+    ValueError
+        An unknown group key or one of ``question``, ``approver``, ``labels``, a
+        ``confidence`` outside (0, 1) or a ``min_n`` below 1, or ``submissions``
+        lacking a column it reads.
+
     References
     ----------
     .. [1] Rogan, W. J. and Gladen, B. (1978). Estimating prevalence from the
@@ -219,8 +227,7 @@ def corrected_pass_rate(
         raise ValueError(
             f"{bad} cannot group unlabeled submissions; use process, step, model or time keys"
         )
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_rate_options(confidence, min_n)
     require_columns(submissions, by, analysis="corrected")
     label = submissions["label"].astype("boolean")
     # A label after the switch is set aside from TPR/TNR, its check kept unlabeled (see above).

@@ -45,6 +45,7 @@ from calibrate.analysis.readiness_decision import DECISIONS
 from calibrate.analysis.readiness_result import StepReadiness
 from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.threshold_view import suggested_questions
+from calibrate.errors import UsageError
 from calibrate.report import plots, switch
 from calibrate.textsafe import (
     NO_MODEL,
@@ -906,7 +907,18 @@ def write_report(
     -------
     dict
         ``{format: path}`` of the files written.
+
+    Raises
+    ------
+    ValueError
+        ``report`` is not a ``ReadinessReport`` (a :class:`calibrate.errors.UsageError`,
+        before anything is written), or ``formats`` names an unknown format.
     """
+    if not isinstance(report, ReadinessReport):
+        raise UsageError(
+            "report must be a ReadinessReport such as calibrate.assess_store(con), got "
+            f"{type(report).__name__}; nothing was written"
+        )
     fmts = parse_formats(formats)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
