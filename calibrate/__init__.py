@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from calibrate.errors import CalibrateError
+from calibrate.errors import CalibrateError, StoreBusyError, StoreError, UsageError
 
 #: Public names and the modules they live in (``module:name`` where the module names it
 #: otherwise), imported when first touched.
@@ -58,7 +58,10 @@ _LAZY = {
     "monitor_store": "calibrate.analysis.monitor",
 }
 
-__all__ = ["CalibrateError", *_LAZY]
+#: The errors the public functions name in their docstrings: ``UsageError`` (a ``ValueError``:
+#: a bad argument, a name the store lacks), ``StoreError`` (the store cannot be read or
+#: written) and its ``StoreBusyError`` (another process holds it), all ``CalibrateError``.
+__all__ = ["CalibrateError", "StoreBusyError", "StoreError", "UsageError", *_LAZY]
 
 __version__ = "0.1.0"
 

@@ -9,6 +9,8 @@ way before it calls the API, so the API's own checks name Python arguments.
 
 from __future__ import annotations
 
+import numbers
+
 from calibrate.errors import UsageError
 
 
@@ -28,6 +30,18 @@ def check_unit(name: str, value: float, *, one_allowed: bool = False) -> None:
     if not (0.0 < value < 1.0 or (one_allowed and value == 1.0)):
         span = "(0, 1]" if one_allowed else "(0, 1)"
         raise UsageError(f"{name} must be in {span}, got {value}")
+
+
+def check_at_least(name: str, value: int, minimum: int = 1) -> None:
+    """Refuse ``value`` that is no whole number or is below ``minimum``; ``name`` as shown.
+
+    Raises
+    ------
+    UsageError
+        Naming ``name`` and the least value accepted.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise UsageError(f"{name} must be a whole number at least {minimum}, got {value!r}")
 
 
 def check_levels(alpha: float, delta: float, beta: float, *, cli: bool = False) -> None:

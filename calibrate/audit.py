@@ -52,6 +52,7 @@ from calibrate.analysis.monitor import unenforced_reason
 from calibrate.analysis.monitor_data import read_checks
 from calibrate.arguments import argument_name
 from calibrate.errors import UsageError
+from calibrate.store import require_writable
 from calibrate.textsafe import csv_cell
 
 #: The decision-table columns (docs/formats.md §3), filled by the reviewer.
@@ -381,10 +382,13 @@ def draw(
         ``per_week``, a rate outside (0, 1], a verdict that cannot be drawn, an
         ``out`` that cannot be written, or a ``process`` / ``step`` that selects
         no enforced step (naming the names the store has, or its enforced steps).
+    StoreError
+        ``con`` is open read-only (the draw is stored): nothing is stored or written.
     """
     if out is not None:
         check_writable(out)
     check_design(rate=rate, per_week=per_week, verdicts=verdicts)
+    require_writable(con, "an audit draw")
     reason = unenforced_reason(con, process, step)
     if reason is not None:
         raise UsageError(reason)
@@ -581,5 +585,33 @@ def write_csv(result: Draw, path: str | Path, *, show_answers: bool = False) -> 
 
 
 def draws(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    """The stored draws, oldest first (``audit_draws``)."""
+    """The stored draws, oldest first: the ``audit_draws`` table, one row a draw.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open store (read-only is enough).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per :func:`draw` that was stored (one that found no eligible
+        check is not), ordered by ``draw_id``, with the columns
+
+        - ``draw_id`` (int): the draw's number, as in the audit CSV and ``audited`` checks;
+        - ``drawn_at`` (datetime, UTC): when it was drawn;
+        - ``process``, ``step`` (str): the enforced step drawn from;
+        - ``seed`` (int): the seed of the draw (given, or the fresh one stored);
+        - ``design`` (str): ``"uniform"`` or ``"by_band"`` (Poisson sampling either way);
+        - ``rate`` (float): the share drawn (``rate``, or what ``per_week`` came to),
+          the inclusion probability of a uniform draw;
+        - ``per_week`` (float): ``per_week`` as asked, NaN when ``rate`` was given;
+        - ``verdicts`` (list of str): the verdicts eligible (``["pass"]`` by default);
+        - ``n_eligible`` (int): the checks it considered, drawn or not (each considered
+          by one draw at most);
+        - ``n_drawn`` (int): those drawn, offered to a person.
+
+        Empty, with these columns, when nothing was drawn. The checks each draw
+        considered, with their inclusion probability, are in the ``audit_eligible`` table.
+    """
     return con.execute("SELECT * FROM audit_draws ORDER BY draw_id").df()

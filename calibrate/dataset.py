@@ -82,8 +82,11 @@ class Filters:
     ----------
     process, step, model : str, optional
         Keep only this process, checked step, evaluator model.
-    since, until : datetime, optional
+    since, until : datetime, date or str, optional
         Keep checks whose ``at`` is at or after ``since`` and before ``until``.
+        A ``date`` or ISO 8601 text (``"2026-10-01"``, ``"2026-10-01T09:00:00Z"``)
+        is read as a time; one without an offset is UTC (:func:`parse_when`).
+        Stored as an aware ``datetime``.
     advisory_only : bool, default=False
         Keep only checks recorded with ``advisory: true``.
     escalations : bool, default=False
@@ -95,13 +98,22 @@ class Filters:
         counts them); the checks themselves stay, unlabeled, so that rates
         over all checks (unsure, error, coverage, counts of checks) still
         count them.
+
+    Raises
+    ------
+    ValueError
+        ``since`` or ``until`` that is no time (naming the accepted forms),
+        ``since`` later than ``until``, or a name that is not a string. A name
+        the store lacks is refused where the filters are read
+        (:func:`submissions`, ...), naming the names it has.
     """
 
     process: str | None = None
     step: str | None = None
     model: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+    # Text or a date is accepted and stored as an aware datetime (__post_init__).
+    since: datetime | date | str | None = None
+    until: datetime | date | str | None = None
     advisory_only: bool = False
     escalations: bool = False
 
@@ -306,14 +318,32 @@ def process_questions(
 ) -> dict[tuple[str, str], list[Question]]:
     """Questions of each checked step as the ingested process files define them.
 
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open store.
+    process, step : str, optional
+        Only this process, step.
+
     Returns
     -------
     dict
         ``{(process, step): [Question, ...]}`` in the file's order, with server
-        defaults filled in.
+        defaults filled in; empty where no ingested process file defines the
+        checked steps selected.
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError``: a ``process`` or ``step`` that neither a process file nor a
+        recorded check names, naming those the store has (as :class:`Filters`).
     """
     sql = "SELECT * FROM question_thresholds WHERE (? IS NULL OR process = ?) AND (? IS NULL OR step = ?) ORDER BY process, step, position"
     rows = con.execute(sql, [process, process, step, step]).df()
+    if rows.empty and (process is not None or step is not None):
+        # A misspelt name read as "no process file" (black-box F11); a checked step whose
+        # process file was never ingested stays an empty answer.
+        require_known_names(con, Filters(process=process, step=step))
     out: dict[tuple[str, str], list[Question]] = {}
     for rec in rows.to_dict("records"):
         out.setdefault((rec["process"], rec["step"]), []).append(question_from_row(rec))

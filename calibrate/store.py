@@ -90,6 +90,33 @@ def connect(
     return con
 
 
+def require_writable(con: duckdb.DuckDBPyConnection, what: str) -> None:
+    """Refuse a connection opened read-only before ``what`` tries to store anything.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open store.
+    what : str
+        What would be stored, for the message ("an audit draw").
+
+    Raises
+    ------
+    StoreError
+        The store is open read-only, saying to open it for writing (DuckDB's own
+        message named the first statement refused, a ``SELECT``).
+    """
+    row = con.execute(
+        "SELECT readonly, coalesce(path, database_name) FROM duckdb_databases() "
+        "WHERE database_name = current_database()"
+    ).fetchone()
+    if row is not None and row[0]:
+        raise StoreError(
+            f"{row[1]} is open read-only and {what} is stored: open the store for writing "
+            "(calibrate.connect(path), without read_only=True); nothing was stored"
+        )
+
+
 #: Where a DuckDB database file says what it is: bytes 8 to 12 of its header.
 DUCKDB_MAGIC = (8, b"DUCK")
 

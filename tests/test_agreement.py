@@ -739,6 +739,25 @@ def test_default_grouping_keeps_models_apart_and_pooling_is_said():
     assert pooled["n_models"] == 2 and "pools 2 models" in pooled["note"]
 
 
+def test_corrected_pass_rate_says_when_it_pools_models_as_agreement_does():
+    """``corrected_pass_rate(by="step")`` mixed two models' TPR/TNR with no n_models and no note."""
+    rng = np.random.default_rng(31)
+    parts = []
+    for model in ("m1", "m2"):
+        lab = synth(300, rng, prevalence=0.7, model=model)
+        unl = synth(100, rng, prevalence=0.6, labeled=False, model=model)
+        unl["check_id"] = f"u{model}" + unl["check_id"]
+        parts += [lab, unl]
+    df = pd.concat(parts, ignore_index=True)
+    pooled = corrected_pass_rate(df, by=["step"], n_boot=50).iloc[0]
+    assert pooled["n_models"] == 2 == agreement(df, by=["step"]).iloc[0]["n_models"]
+    assert pooled["note"].startswith("pools 2 models: TPR/TNR mix their reviews")
+    (rec,) = corrected_records(corrected_pass_rate(df, by=["step"], n_boot=50))
+    assert rec["n_models"] == 2 and "pools 2 models" in rec["note"]
+    apart = corrected_pass_rate(df, n_boot=50)  # the default keeps models apart
+    assert list(apart["n_models"]) == [1, 1] and not apart["note"].str.contains("pools").any()
+
+
 def test_crossed_and_time_groups():
     at = T0 + pd.to_timedelta(np.arange(40) * 12, unit="h")  # 20 days from a Monday
     df = frame(["pass", "fail"] * 20, [True, False] * 20, at=at, step=["a", "b"] * 20)
@@ -1094,7 +1113,7 @@ def test_a_frame_without_the_columns_is_a_value_error_naming_them():
         agreement(None)
     with pytest.raises(ValueError, match="lacks the columns decided_at, at, decided_by"):
         approvers(pd.DataFrame({"verdict": ["pass"], "label": [True]}))
-    with pytest.raises(ValueError, match="lacks the column is_latest that corrected reads"):
+    with pytest.raises(ValueError, match="lacks the columns is_latest, model that corrected reads"):
         corrected_pass_rate(pd.DataFrame({"verdict": ["pass"], "label": [True]}), by=[])
     with pytest.raises(ValueError, match="answers lacks the column"):
         agreement(frame(["pass"], [True]), by=["question"], answers=pd.DataFrame({"x": [1]}))

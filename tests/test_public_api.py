@@ -133,11 +133,13 @@ def test_bad_arguments_after_the_switch_are_value_errors_naming_the_argument(tmp
                 calibrate.draw_audit(con, **kwargs, seed=1)
         assert calibrate.audit_draws(con).empty
         for kwargs, message in [
-            ({"alpha": 2}, r"^alpha must be in \(0, 1\), got 2$"),
+            ({"alpha": 2}, r"^alpha must be in \(0, 0.5\) \(the audit .*\), got 2$"),
             ({"delta": 0}, r"^delta must be in \(0, 1\), got 0$"),
             ({"beta": 1.5}, r"^beta must be in \(0, 1\], got 1.5$"),
             ({"plan_weeks": 0}, "^plan_weeks must be at least 1"),
             ({"step": "nope"}, "^step 'nope' matches no check; steps in the store: "),
+            # Was an empty report (black-box F5), which reads as "nothing enforced".
+            ({"model": "nope"}, "^model 'nope' matches no check; models in the store: "),
         ]:
             with pytest.raises(ValueError, match=message):
                 calibrate.monitor_store(con, **kwargs)
@@ -145,3 +147,108 @@ def test_bad_arguments_after_the_switch_are_value_errors_naming_the_argument(tmp
         assert calibrate.monitor_store(con, process="expense-review").steps == []
     finally:
         con.close()
+
+
+def test_the_error_classes_are_public():
+    """Black-box F12: docstrings name StoreBusyError, StoreError and UsageError, which
+    ``calibrate`` did not export (only CalibrateError)."""
+    from calibrate import errors
+
+    for name in ("StoreBusyError", "StoreError", "UsageError"):
+        assert name in calibrate.__all__ and getattr(calibrate, name) is getattr(errors, name)
+    assert issubclass(calibrate.UsageError, ValueError)
+
+
+def test_unknown_process_in_process_questions_names_the_processes(sample_store):
+    """Black-box F11: ``process_questions(con, process="nope")`` returned ``{}``."""
+    import pytest
+
+    con = calibrate.connect(sample_store, read_only=True)
+    try:
+        with pytest.raises(calibrate.UsageError, match="^process 'nope' matches no check; "):
+            calibrate.process_questions(con, process="nope")
+        with pytest.raises(calibrate.UsageError, match="^step 'nope' matches no check; "):
+            calibrate.process_questions(con, process="invoice-matching", step="nope")
+        assert calibrate.process_questions(con, process="invoice-matching")
+    finally:
+        con.close()
+
+
+def test_rate_tables_refuse_a_bad_level_or_min_n_alike(sample_store):
+    """Black-box F6: ``approvers(confidence=2)`` gave NaN intervals without a word, and
+    ``min_n=-5`` was accepted by agreement, approvers and corrected_pass_rate."""
+    import pytest
+
+    con = calibrate.connect(sample_store, read_only=True)
+    try:
+        subs = calibrate.submissions(con, calibrate.Filters(process="invoice-matching"))
+    finally:
+        con.close()
+    for table in (calibrate.agreement, calibrate.approvers, calibrate.corrected_pass_rate):
+        for kwargs, message in [
+            ({"confidence": 2}, r"^confidence must be in \(0, 1\), got 2$"),
+            ({"confidence": 0}, r"^confidence must be in \(0, 1\), got 0$"),
+            ({"min_n": -5}, "^min_n must be a whole number at least 1, got -5$"),
+            ({"min_n": 2.5}, "^min_n must be a whole number at least 1, got 2.5$"),
+        ]:
+            with pytest.raises(calibrate.UsageError, match=message):
+                table(subs, **kwargs)
+
+
+def test_a_bad_alpha_is_one_error_in_one_wording(sample_store):
+    """Black-box F12: the same bad alpha was a plain ValueError "must be a number in (0, 1)"
+    in suggest_thresholds and a UsageError "must be in ..." elsewhere."""
+    import pytest
+
+    con = calibrate.connect(sample_store, read_only=True)
+    try:
+        subs = calibrate.submissions(con)
+        ans = calibrate.answers(con, labeled_only=True)
+        calls = {
+            "suggest_thresholds": lambda a: calibrate.suggest_thresholds(subs, ans, alpha=a),
+            "suggest_from_store": lambda a: calibrate.suggest_from_store(con, alpha=a),
+            "assess_store": lambda a: calibrate.assess_store(con, alpha=a),
+            "monitor_store": lambda a: calibrate.monitor_store(con, alpha=a),
+        }
+        for name, call in calls.items():
+            with pytest.raises(calibrate.UsageError, match=r"^alpha must be in \(0, [\d.]+\)"):
+                call(2)
+                pytest.fail(f"{name} took alpha=2")
+    finally:
+        con.close()
+
+
+def test_write_report_refuses_what_is_no_report(tmp_path):
+    """Black-box F12: ``write_report("x", dir)`` raised ``AttributeError: 'str' object has no
+    attribute 'to_dict'``."""
+    import pytest
+
+    with pytest.raises(calibrate.UsageError, match="^report must be a ReadinessReport such as"):
+        calibrate.write_report("notareport", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_draw_audit_on_a_read_only_store_says_to_open_it_for_writing(tmp_path):
+    """Black-box F7: DuckDB's "Cannot execute statement of type "SELECT" ... read-only"."""
+    import pytest
+
+    from calibrate.ingest import ingest
+    from calibrate.simulate import simulate
+
+    simulate(tmp_path / "export", runs=600, seed=3, enforce_weeks=4)
+    path = tmp_path / "s.duckdb"
+    con = calibrate.connect(path)
+    ingest(con, [tmp_path / "export"])
+    con.close()
+    con = calibrate.connect(path, read_only=True)
+    try:
+        with pytest.raises(
+            calibrate.StoreError,
+            match="is open read-only and an audit draw is stored: open the store for writing",
+        ):
+            calibrate.draw_audit(con, process="invoice-matching", step="match_invoice", rate=0.5,
+                                 seed=1, out=tmp_path / "a.csv")  # fmt: skip
+        assert calibrate.audit_draws(con).empty
+    finally:
+        con.close()
+    assert not (tmp_path / "a.csv").exists()

@@ -22,6 +22,7 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from calibrate.analysis import readiness as rd
 from calibrate.analysis.stats import binomial_upper_bound
+from calibrate.analysis.thresholds import suggest_from_store
 from calibrate.dataset import Filters
 from calibrate.profile import FAIL, PASS, UNSURE, Kind, Question, decide
 from calibrate.store import connect
@@ -241,6 +242,34 @@ def test_model_change_is_no_and_says_when(assessed):
     since = pd.Timestamp(s.model_change.changed_at).to_pydatetime()
     again = rd.assess_store(con, Filters(step="model_change", since=since), n_boot=20)
     assert [x.decision for x in again.steps] == ["READY"]
+
+
+def test_a_no_for_the_model_change_alone_asks_for_the_labels_thresholds_asks_for():
+    """Black-box F10: a step NO for the model change, NOT_YET on the new model alone, read
+    ``needed_labels: null`` in report.json while ``calibrate thresholds`` (on the new model
+    alone) asked for 4,385 more; and report.json's ``n_labeled`` left out the error verdicts
+    that thresholds' ``n_labeled`` counts, under the same key."""
+    spec = StepSpec(
+        step="new_model_few",
+        segments=[Segment(900, model="eval-1"), Segment(60, model="eval-2", days=30)],
+        error_share=0.05,
+    )
+    con = build_store([spec], seed=5)
+    try:
+        (s,) = rd.assess_store(con, store="memory", n_boot=20).steps
+        suggestion = suggest_from_store(con)
+    finally:
+        con.close()
+    assert s.decision == "NO" and s.decision_on_current_model == "NOT_YET", s.reasons
+    (t,) = suggestion.to_dict()["steps"]
+    doc = s.to_dict()
+    assert doc["n_labeled"] == t["n_labeled"] > doc["n_labeled_without_errors"] == s.n_labeled
+    assert s.needed_labels is not None and s.needed_labels >= 100 - s.n_labeled
+    need = doc["needed_labels"]
+    assert need is not None and need["total"] == need["more"] + doc["n_labeled"]
+    if t["needed_labels"] is not None and t["needed_labels"]["more"] == s.needed_labels:
+        assert need["total"] == t["needed_labels"]["total"]
+    assert any(r.startswith("On eval-2 alone, ") for r in s.reasons), s.reasons
 
 
 def test_drift_is_no_with_the_rise_shown(assessed):

@@ -290,6 +290,34 @@ def test_shares_count_every_labeled_check_the_search_counts(sample_store, tmp_pa
         assert sum(int(k.replace(",", "")) for k, _ in counts) == int(counts[0][1].replace(",", ""))
 
 
+def test_report_and_thresholds_count_and_ask_for_the_same_labels(sample_store):
+    """Black-box F10: on the demo store report.json gave check_vendor (NO for the model change,
+    NOT_YET on its new model) ``needed_labels: null`` and report.md nothing, while ``calibrate
+    thresholds`` asked for 4,385 more (4,900 in total); and ``n_labeled`` read 751/696/512 in
+    report.json, 757/703/515 in thresholds, under the same key. Fails on the old code."""
+    from calibrate.analysis.thresholds import suggest_from_store
+    from calibrate.store import connect
+
+    con = connect(sample_store, read_only=True)
+    try:
+        report = rd.assess_store(con, store="sample", n_boot=20)
+        search = {(t["process"], t["step"]): t for t in suggest_from_store(con).to_dict()["steps"]}
+    finally:
+        con.close()
+    changed = 0
+    for s in report.steps:
+        doc, t = s.to_dict(), search[s.process, s.step]
+        assert doc["n_labeled"] == t["n_labeled"] > doc["n_labeled_without_errors"], s.step
+        if doc["decision_on_current_model"] == "NOT_YET":
+            changed += 1
+            assert doc["needed_labels"] is not None and t["needed_labels"] is not None
+            for key in ("total", "more", "probability", "certified", "resamples", "share"):
+                assert doc["needed_labels"][key] == t["needed_labels"][key], key
+            more = f"({t['needed_labels']['more']:,} more)"
+            assert any(r.startswith(f"On {s.model} alone, ") and more in r for r in s.reasons)
+    assert changed == 1  # vendor-onboarding/check_vendor
+
+
 def test_a_ready_step_whose_audit_does_not_pay_keeps_its_approval(sample_store, tmp_path):
     """Finding 6 (black-box run): the sample's READY step said "replace ... delete the approve
     step" while its audit said "does not pay: keep the approval as pre-screening", and its hours

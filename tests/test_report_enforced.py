@@ -309,7 +309,7 @@ def test_the_calibration_section_reads_reviews_and_says_what_it_left_out(stable,
     section = md.split("### Calibration", 1)[1].split("### Thresholds", 1)[0]
     assert f"{left} audit-draw labels after the switch are left out" in section
     # The ECE's n is the reviews' (the labels the certification reads), not reviews + audits.
-    assert f"(n={_step(doc)['n_labeled']};" in section
+    assert f"(n={_step(doc)['n_labeled_without_errors']};" in section
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert f"{left} audit-draw labels after the switch are left out" in html
 
@@ -360,7 +360,7 @@ def test_the_agreement_table_holds_the_labels_its_section_counts(shifted, tmp_pa
     assert (
         cells
         == row["n"]
-        == step["n_labeled"]
+        == step["n_labeled_without_errors"]
         + row["counts"]["error"]["acceptable"]
         + row["counts"]["error"]["not_acceptable"]
     )

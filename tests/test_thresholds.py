@@ -571,7 +571,7 @@ def test_search_is_reproducible_and_seeded():
 def test_levels_are_validated_with_the_allowed_range():
     data = yes_no_data(YesNoModel(), 50, np.random.default_rng(0))
     for kw, name in (({"alpha": 0.0}, "alpha"), ({"delta": 1.0}, "delta"), ({"beta": 1.5}, "beta")):
-        with pytest.raises(ValueError, match=rf"{name} must be a number in"):
+        with pytest.raises(ValueError, match=rf"^{name} must be in \(0, 1[)\]], got "):
             th.find_thresholds(data, **kw)
 
 

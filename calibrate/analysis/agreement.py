@@ -55,6 +55,7 @@ from calibrate.analysis.grouping import group_sums, text_values
 from calibrate.analysis.kappa import cohen_kappa
 from calibrate.analysis.rate import plain as _plain
 from calibrate.analysis.stats import MIN_N, wilson_interval
+from calibrate.arguments import check_at_least, check_unit
 
 #: Group keys accepted by ``by``; ``approver`` is the decision's ``decided_by``,
 #: ``week``/``day``/``month`` are UTC buckets of the check's ``at``.
@@ -120,7 +121,7 @@ _ANALYSIS_COLUMNS = {
     "agreement": ("verdict", *_LABEL_COLUMNS),
     "question": ("result", *_LABEL_COLUMNS),
     "approvers": ("verdict", "label", "decided_at", "at", "decided_by", "model"),
-    "corrected": ("verdict", "label", "is_latest", "advisory", "audited", "left_out"),
+    "corrected": ("verdict", "label", "is_latest", "advisory", "audited", "left_out", "model"),
 }
 
 
@@ -209,6 +210,19 @@ def require_columns(
             f"{name} lacks the column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
             f"that {analysis} reads (as {source} has them)"
         )
+
+
+def check_rate_options(confidence: float, min_n: int) -> None:
+    """Refuse a ``confidence`` outside (0, 1) or a ``min_n`` below 1, as every analysis here.
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError`` naming the argument and what it accepts (a level of 2 gave NaN
+        intervals without a word, a ``min_n`` of -5 no "too few" note).
+    """
+    check_unit("confidence", confidence)
+    check_at_least("min_n", min_n)
 
 
 def validate_by(by: str | Sequence[str] | None, *, default: Sequence[str]) -> list[str]:
@@ -429,7 +443,8 @@ def agreement(
     Raises
     ------
     ValueError
-        An unknown group key, or ``question`` without ``answers``.
+        An unknown group key, or ``question`` without ``answers``; a ``confidence``
+        outside (0, 1) or a ``min_n`` below 1 (:class:`calibrate.errors.UsageError`).
 
     References
     ----------
@@ -460,8 +475,7 @@ def agreement(
         require_columns(submissions, by, analysis="agreement")
         data = submissions
         verdict = data["verdict"]
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_rate_options(confidence, min_n)
 
     label = data["label"].astype("boolean")
     labeled = label.notna().to_numpy()

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from calibrate.analysis.agreement import (
+    check_rate_options,
     expand_question,
     key_frame,
     models_per_group,
@@ -81,6 +82,13 @@ def approvers(
         checks the row's decisions were made on; ``note`` says "pools 2 models"
         unless ``by`` has ``model``), ``flag`` and ``flag_reason``.
 
+    Raises
+    ------
+    ValueError
+        An unknown group key or ``question``, ``agree_above`` outside (0, 1], a
+        ``confidence`` outside (0, 1) or a ``min_n`` below 1, or ``submissions``
+        lacking a column it reads.
+
     References
     ----------
     .. [1] Goddard, K., Roudsari, A. and Wyatt, J. C. (2012). Automation bias:
@@ -95,6 +103,7 @@ def approvers(
         raise ValueError("the approver view is per submission; 'question' is not a key here")
     if not 0 < agree_above <= 1:
         raise ValueError(f"agree_above must be in (0, 1], got {agree_above}")
+    check_rate_options(confidence, min_n)
     require_columns(submissions, by, analysis="approvers")
     label = submissions["label"].astype("boolean")
     # Decisions on audit-drawn checks are left out: the reviewer saw only what the draw offered

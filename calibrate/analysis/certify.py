@@ -44,6 +44,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from calibrate.analysis.stats import binomial_tail_pvalue, binomial_upper_bound
+from calibrate.errors import UsageError
 
 #: Decimal places tried first when a threshold is written into a process file.
 THRESHOLD_DECIMALS = 3
@@ -56,13 +57,14 @@ def checked_level(value: float, name: str, *, closed_right: bool = False) -> flo
 
     Raises
     ------
-    ValueError
-        When ``value`` is not a finite number in the interval, naming ``name``.
+    UsageError
+        A ``ValueError``, when ``value`` is not a finite number in the interval, naming ``name``.
     """
     ok = 0.0 < value <= 1.0 if closed_right else 0.0 < value < 1.0
     if not (isinstance(value, int | float) and math.isfinite(value) and ok):
         span = "(0, 1]" if closed_right else "(0, 1)"
-        raise ValueError(f"{name} must be a number in {span}, got {value!r}")
+        # As every public function words a bad level (calibrate.arguments.check_unit).
+        raise UsageError(f"{name} must be in {span}, got {value}")
     return float(value)
 
 

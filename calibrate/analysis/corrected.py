@@ -21,7 +21,10 @@ import pandas as pd
 
 from calibrate.analysis.agreement import (
     DEFAULT_BY,
+    check_rate_options,
     key_frame,
+    models_per_group,
+    pools_note,
     require_columns,
     validate_by,
 )
@@ -44,7 +47,7 @@ __all__ = [
 CORRECTED_COLUMNS = [
     "n_labeled", "n_acceptable", "n_not_acceptable", "n_labeled_undecided",
     "left_out_audits", "left_out_escalations", "left_out_undrawn",
-    "n_unlabeled", "n_unlabeled_decided",
+    "n_unlabeled", "n_unlabeled_decided", "n_models",
     "labeled_acceptable_rate", "labeled_acceptable_rate_low", "labeled_acceptable_rate_high",
     "apparent_pass_rate", "apparent_pass_rate_low", "apparent_pass_rate_high",
     "tpr", "tpr_low", "tpr_high", "tnr", "tnr_low", "tnr_high",
@@ -151,7 +154,8 @@ def corrected_pass_rate(
     Parameters
     ----------
     submissions : pandas.DataFrame
-        As returned by :func:`calibrate.dataset.submissions`. Labeled rows are
+        As returned by :func:`calibrate.dataset.submissions` (``model`` is read to
+        count the models a row pools). Labeled rows are
         those with a ``label`` on a check not recorded ``advisory: false``;
         unlabeled submissions are the latest check of each attempt
         (``is_latest``) without such a label. ``advisory``, ``audited`` and
@@ -159,7 +163,10 @@ def corrected_pass_rate(
         counts).
     by : str or sequence of str, optional
         Group keys (not ``question``, ``approver`` or ``labels``); default
-        :data:`DEFAULT_BY`.
+        :data:`DEFAULT_BY`. When ``model`` is not a key, ``n_models`` and ``note``
+        say how many evaluator models a row pools, as in
+        :func:`calibrate.analysis.agreement.agreement`: its TPR and TNR then mix
+        the reviews of all of them.
     confidence : float, default=0.95
         Level of the bootstrap interval.
     n_boot : int, default=2000
@@ -191,7 +198,9 @@ def corrected_pass_rate(
         draw drew; the last two also when the frame reads their decisions as
         none, by its ``left_out`` column), ``n_unlabeled`` (all
         unlabeled latest checks) and ``n_unlabeled_decided`` (those with a pass
-        or fail verdict, the ones estimated), ``apparent_pass_rate`` of the
+        or fail verdict, the ones estimated), ``n_models`` (the evaluator models
+        the row's checks come from; the note says "pools 2 models" where ``model``
+        is not a key and there are several), ``apparent_pass_rate`` of the
         decided unlabeled set, ``tpr``/``tnr`` from the labeled set,
         ``labeled_acceptable_rate`` for comparison, the clipped
         ``estimate`` with its interval ``low``/``high``, and a ``note`` saying
@@ -200,6 +209,13 @@ def corrected_pass_rate(
         where ``tpr + tnr <= 1`` (the check does not tell the two apart). The
         interval is NaN when fewer than half of the resamples give an
         estimate.
+
+    Raises
+    ------
+    ValueError
+        An unknown group key or one of ``question``, ``approver``, ``labels``, a
+        ``confidence`` outside (0, 1) or a ``min_n`` below 1, or ``submissions``
+        lacking a column it reads.
 
     References
     ----------
@@ -220,8 +236,7 @@ def corrected_pass_rate(
         raise ValueError(
             f"{bad} cannot group unlabeled submissions; use process, step, model or time keys"
         )
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    check_rate_options(confidence, min_n)
     require_columns(submissions, by, analysis="corrected")
     label = submissions["label"].astype("boolean")
     # A label after the switch is set aside from TPR/TNR, its check kept unlabeled (see above).
@@ -276,6 +291,7 @@ def corrected_pass_rate(
     )
     key_df = key_frame(submissions, keys)
     out = group_sums(key_df, values)
+    out["n_models"] = models_per_group(submissions, key_df, keys, len(out))
     tp, fn, fp, tn = (out[c].to_numpy(dtype=float) for c in ("tp", "fn", "fp", "tn"))
     n_all = out["n_unlabeled"].to_numpy(dtype=float)
     n_unl = out["n_unlabeled_decided"].to_numpy(dtype=float)
@@ -363,6 +379,7 @@ def corrected_pass_rate(
         row = out.iloc[i]
         note = "; ".join(
             filter(None, [
+                _pools_models_note(int(out["n_models"].iat[i]), pools="model" not in keys),
                 note, _pending_note(row),
                 _audit_note(row, q[i], tpr[i], raw[i], confidence, held={
                     v: int(held[v][i] - audit[v][i]) for v in held
@@ -405,6 +422,20 @@ def corrected_pass_rate(
         "their effective size)"
     )
     return out
+
+
+def _pools_models_note(n_models: int, *, pools: bool) -> str:
+    """What a row that pools evaluator models says: as :func:`agreement`, and what it means here.
+
+    TPR and TNR are then measured on the reviews of every model of the row and applied to the
+    unlabeled checks of each, which holds only if the models judge alike.
+    """
+    if not pools or n_models < 2:
+        return ""
+    return (
+        f"{pools_note(n_models)}: TPR/TNR mix their reviews and correct the checks of each, "
+        "which holds only if they judge alike; group by model to keep them apart"
+    )
 
 
 def _inclusion_p(submissions: pd.DataFrame) -> np.ndarray:

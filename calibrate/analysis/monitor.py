@@ -398,6 +398,25 @@ class MonitorReport:
                 "steps": [s.to_dict() for s in self.steps]}  # fmt: skip
 
 
+def _require_model(
+    con: Any, model: str, checks: pd.DataFrame, process: str | None, step: str | None
+) -> None:
+    """Refuse a ``model`` no check of the scope carries, naming those the store has.
+
+    An unknown model read as "nothing enforced" (an empty report). ``checks`` (the enforced
+    steps' checks) names one recorded without a model
+    :data:`~calibrate.analysis.step_data.UNKNOWN_MODEL`, accepted as the name of those; a
+    model only advisory checks carry is known (its report has no steps).
+    """
+    from calibrate.dataset import Filters, unknown_name
+
+    if model in set(checks["model"].dropna().astype(str)):
+        return
+    reason = unknown_name(con, Filters(process=process, step=step, model=model))
+    if reason is not None:
+        raise UsageError(reason)
+
+
 def monitor_store(
     con: Any,
     *,
@@ -440,17 +459,18 @@ def monitor_store(
     ------
     UsageError
         A ``ValueError``: a level outside (0, 1) (``beta`` may be 1), ``plan_weeks`` below 1,
-        or a ``process`` / ``step`` that matches no recorded check (naming those the store
-        has). One that names checks but no enforced step gives a report with no steps.
+        or a ``process`` / ``step`` / ``model`` that matches no recorded check (naming those
+        the store has). One that names checks but no enforced step gives a report with no steps.
     """
     from calibrate.analysis.step_evidence import replay
     from calibrate.dataset import Filters, parse_when, process_questions, unmatched_filters
 
     # As Filters reads them: a date string, a naive time (UTC) or an aware one.
     since, until = parse_when(since, "since"), parse_when(until, "until")
-    check_levels(alpha, delta, beta)
-    # The audit plan looks for a rise to 2 x alpha (plan_audit's factor, the report's default).
+    # The audit plan looks for a rise to 2 x alpha (plan_audit's factor, the report's default):
+    # alpha's one range and wording, as assess_store's.
     check_readiness_options({"alpha": alpha})
+    check_levels(alpha, delta, beta)
     if plan_weeks < 1:
         raise UsageError(f"plan_weeks must be at least 1, got {plan_weeks}")
     if process is not None or step is not None:
@@ -464,6 +484,7 @@ def monitor_store(
     checks, answers, streams = read_frames(con, process, step, until=until)
     every = checks[checks["enforced"]]
     if model is not None:
+        _require_model(con, model, checks, process, step)
         every = every[(every["model"] == model).to_numpy()]
     earlier = _earlier_periods(every[~every["current"]], streams, alpha=alpha, beta=beta,
                                delta=delta)  # fmt: skip

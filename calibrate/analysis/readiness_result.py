@@ -59,6 +59,8 @@ class StepReadiness:
     drift: Drift
     model_change: ModelChange
     volume: Volume
+    #: The labeled checks of the current model and wording without error verdicts (the
+    #: ``labeled_submissions`` criterion's count); :attr:`n_labeled_searched` counts them too.
     n_labeled: int
     left_out: dict[str, int]
     observed: dict[str, Any]
@@ -86,6 +88,15 @@ class StepReadiness:
     evidence_decision: str | None = None
     #: An enforced step's verdict: what its certified suggestion is, if any.
     enforced_verdict: EnforcedVerdict | None = None
+
+    @property
+    def n_labeled_searched(self) -> int:
+        """The labeled checks the threshold search read (error verdicts counted unsure).
+
+        ``n_labeled`` is the ``labeled_submissions`` criterion's count, without error
+        verdicts; report.json's ``n_labeled`` is this one, as in ``calibrate thresholds``.
+        """
+        return int(self.thresholds.n_labeled or self.n_labeled)
 
     @property
     def evidence(self) -> str:
@@ -123,7 +134,7 @@ class StepReadiness:
             return self.needed.to_dict()
         weeks = self.needed_days / 7 if self.needed_days is not None else None
         return {
-            "total": self.n_labeled + self.needed_labels,
+            "total": self.n_labeled_searched + self.needed_labels,
             "more": self.needed_labels,
             "probability": None,
             "weeks": None if weeks is None else round(weeks, 1),
@@ -195,7 +206,11 @@ class StepReadiness:
             "prescreen_hours_per_month": _plain(self.prescreen_hours_per_month),
             "pattern": self.pattern,
             "enforced": self.enforced_dict(),
-            "n_labeled": self.n_labeled,
+            # The labeled checks the search read, error verdicts counted unsure: the same count
+            # as `calibrate thresholds --format json` and the report's text; the criterion's
+            # count, without error verdicts, beside it.
+            "n_labeled": self.n_labeled_searched,
+            "n_labeled_without_errors": self.n_labeled,
             "left_out": dict(self.left_out),
             "observed": _plain_tree(self.observed),
             "error_rate": self.error.to_dict(),

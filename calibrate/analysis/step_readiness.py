@@ -304,9 +304,13 @@ def assess_step(
         if enforcement.alarm and evidence_decision == "READY":
             # Labels before the rise certify nothing now: re-certification needs new ones.
             needed = max(needed or 0, RECERTIFY_MIN_LABELS)
+    # A NO for the model change alone, where the current model on its own would be NOT_YET:
+    # more labels of that model help, and the search on it (as `calibrate thresholds`, which
+    # reads the current model alone) says how many.
+    needed_on_current = decision == "NO" and without_change == "NOT_YET"
     if decision == "READY":
         needed = 0
-    elif decision == "NO":
+    elif decision == "NO" and not needed_on_current:
         needed = None
     needed_days = None
     if needed and np.isfinite(volume.labeled_per_week) and volume.labeled_per_week > 0:
@@ -316,14 +320,16 @@ def assess_step(
         estimate = estimate.at_rate(volume.labeled_per_week)
     else:
         estimate = None
-    if decision == "NOT_YET" and hopeless is not None:
-        reasons.append(f"The threshold search's estimate: {hopeless.sentence()}.")
-    if decision == "NOT_YET" and needed:
-        reasons.append(
-            capital(estimate.sentence()) + "."
-            if estimate is not None
-            else needed_text(needed, needed_days)
+    said = []
+    if (decision == "NOT_YET" or needed_on_current) and hopeless is not None:
+        said.append(f"the threshold search's estimate: {hopeless.sentence()}.")
+    if (decision == "NOT_YET" or needed_on_current) and needed:
+        text = needed_text(needed, needed_days)
+        said.append(
+            estimate.sentence() + "." if estimate is not None else text[:1].lower() + text[1:]
         )
+    # Where the decision is NO, the labels are the current model's: said so.
+    reasons += [capital(f"on {model} alone, {x}" if needed_on_current else x) for x in said]
 
     # After the switch: audit and hours saved.
     audit, sequential, hours, prescreen_hours = _after_switch(

@@ -105,6 +105,7 @@ from calibrate.analysis.step_data import StepData, can_fail, replay_cached
 from calibrate.analysis.threshold_result import StepThresholds, lowest_bounds
 from calibrate.analysis.unattainable import judged_unattainable
 from calibrate.defaults import DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DELTA, MIN_DECIDED
+from calibrate.errors import UsageError
 from calibrate.profile import Kind, Question
 
 __all__ = ["find_thresholds", "search_share", "validate_limits"]
@@ -216,7 +217,8 @@ def doubtful_passes(
 
 
 def validate_limits(alpha: float, delta: float, beta: float) -> None:
-    """Raise ``ValueError`` unless ``alpha`` and ``delta`` are in (0, 1) and ``beta`` in (0, 1]."""
+    """Raise ``UsageError`` (a ``ValueError``) unless ``alpha`` and ``delta`` are in (0, 1) and
+    ``beta`` in (0, 1]."""
     for name, value, closed in (
         ("alpha", alpha, False),
         ("delta", delta, False),
@@ -226,7 +228,8 @@ def validate_limits(alpha: float, delta: float, beta: float) -> None:
         ok = ok and (0.0 < value <= 1.0 if closed else 0.0 < value < 1.0)
         if not ok:
             span = "(0, 1]" if closed else "(0, 1)"
-            raise ValueError(f"{name} must be a number in {span}, got {value!r}")
+            # As every public function words a bad level (calibrate.arguments.check_unit).
+            raise UsageError(f"{name} must be in {span}, got {value}")
 
 
 def find_thresholds(

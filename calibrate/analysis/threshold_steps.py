@@ -165,9 +165,41 @@ def suggest_thresholds(
         (all checks, labeled or not: the latest model is read from them).
     questions : mapping, optional
         ``{(process, step): [Question, ...]}`` from
-        :func:`calibrate.dataset.process_questions`.
+        :func:`calibrate.dataset.process_questions`: today's thresholds, the
+        ``current`` figures' and the starting point of a fixed path.
+    alpha : float, default=:data:`calibrate.defaults.DEFAULT_ALPHA`
+        Limit on the false-pass rate, in (0, 1).
+    delta : float, default=:data:`calibrate.defaults.DEFAULT_DELTA`
+        The certificate may fail with probability at most ``delta``, in (0, 1).
+    beta : float, default=:data:`calibrate.defaults.DEFAULT_BETA`
+        Limit on the false-fail rate, in (0, 1]; ``1`` leaves false fails uncontrolled.
+    model : str, optional
+        Search this evaluator model's checks; default each step's latest model
+        (models are never pooled).
+    limits : Limits, optional
+        The store's limits (:func:`calibrate.dataset.limits`): a rubric's scale, say.
+    relearn_lists : bool, default=False
+        Relearn the ``pass``/``unsure`` lists of choice questions instead of
+        keeping the process file's.
+    search_fraction : float, optional
+        Share of the labels that learns the path when it must be learned, in (0, 1);
+        default :func:`~calibrate.analysis.threshold_search.search_share`.
+    seed : int, default=0
+        Seed of the split and of the labels-needed resamples.
     keep_after_switch : bool, default=False
         Keep labels of checks recorded with ``advisory: false`` (see :func:`search_step`).
+
+    Returns
+    -------
+    ThresholdsReport
+        The levels and one :class:`~calibrate.analysis.threshold_result.StepThresholds`
+        per (process, step), sorted; ``to_dict()`` is the JSON of
+        ``calibrate thresholds --format json`` (docs/formats.md).
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError``: ``alpha`` or ``delta`` outside (0, 1), ``beta`` outside (0, 1].
     """
     validate_limits(alpha, delta, beta)
 
@@ -217,6 +249,32 @@ def suggest_from_store(con: Any, filters: Any = None, **kwargs: Any) -> Threshol
     """Read a store through :mod:`calibrate.dataset` and run the search of :func:`suggest_thresholds`.
 
     Reads only the columns the search needs, and the answers one step at a time.
+    Each enforced step whose monitor alarms at these limits says so
+    (``monitor_alarm`` and a note).
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open store (:func:`calibrate.store.connect`; read-only is enough).
+    filters : Filters, optional
+        Which checks: process, step, model, window; ``escalations`` (``--with-escalations``)
+        sets ``keep_after_switch``. Default every check.
+    **kwargs
+        The keywords of :func:`suggest_thresholds` (``alpha``, ``delta``, ``beta``,
+        ``model``, ``relearn_lists``, ``search_fraction``, ``seed``,
+        ``keep_after_switch``); ``questions`` and ``limits`` are the store's.
+
+    Returns
+    -------
+    ThresholdsReport
+        As :func:`suggest_thresholds`; ``to_dict()`` equals
+        ``calibrate thresholds --format json`` on the same store and options.
+
+    Raises
+    ------
+    UsageError
+        A ``ValueError``: a level out of range (as :func:`suggest_thresholds`), or
+        ``filters`` naming a process, step or model the store lacks (naming those it has).
     """
     from calibrate.dataset import Filters, answers, limits, process_questions
 

@@ -45,6 +45,7 @@ from calibrate.analysis.readiness_decision import DECISIONS
 from calibrate.analysis.readiness_result import StepReadiness
 from calibrate.analysis.stats import MIN_N
 from calibrate.analysis.threshold_view import suggested_questions
+from calibrate.errors import UsageError
 from calibrate.report import plots, switch
 from calibrate.textsafe import (
     NO_MODEL,
@@ -281,7 +282,7 @@ def _step_view(
     bounds = t.certified if t.certified is not None else t.best_bounds
     # The search's shares are of every labeled check, error verdicts counted unsure: its own n
     # (today's, with labels after the switch kept, of the reviews alone: `current.n`).
-    n = t.n_labeled or step.n_labeled
+    n = step.n_labeled_searched
     shares = ("auto_pass", "auto_fail", "unsure")
     expected = {k: share_text(t.expected.get(k), int(t.expected.get("n") or n)) for k in shares}
     current = {k: share_text(t.current.get(k), int(t.current.get("n") or n)) for k in shares}
@@ -906,7 +907,18 @@ def write_report(
     -------
     dict
         ``{format: path}`` of the files written.
+
+    Raises
+    ------
+    ValueError
+        ``report`` is not a ``ReadinessReport`` (a :class:`calibrate.errors.UsageError`,
+        before anything is written), or ``formats`` names an unknown format.
     """
+    if not isinstance(report, ReadinessReport):
+        raise UsageError(
+            "report must be a ReadinessReport such as calibrate.assess_store(con), got "
+            f"{type(report).__name__}; nothing was written"
+        )
     fmts = parse_formats(formats)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
