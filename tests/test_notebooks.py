@@ -584,14 +584,19 @@ def test_enforced_sample_store_ends_by_today():
     assert pd.Timestamp(latest_eligible) <= pd.Timestamp(drawn_at)
 
 
-def test_check_blocks_of_an_enforced_step_are_the_cli_advice():
+@pytest.fixture(scope="module")
+def enforced_store():
+    """A simulated store past the switch (its monitor alarms), shared by the tests that only read it."""
+    return ns.enforced_sample_store(runs=600)
+
+
+def test_check_blocks_of_an_enforced_step_are_the_cli_advice(enforced_store):
     # An enforced step's block is the report's advice as `thresholds --format yaml` prints it,
     # never a block that drops advisory on the readiness decision alone.
     from calibrate.analysis.enforced_advice import enforced_advice
     from calibrate.cli.thresholds import yaml_blocks
 
-    path = ns.enforced_sample_store(runs=600)
-    con = calibrate.connect(path, read_only=True)
+    con = calibrate.connect(enforced_store, read_only=True)
     try:
         opts = ReadinessOptions()
         steps = ns.assess_steps(con, options=opts)
@@ -610,13 +615,12 @@ def test_check_blocks_of_an_enforced_step_are_the_cli_advice():
         assert f"{head}{s.enforced['recommended'].upper()}\n{doc}" in printed
 
 
-def test_assess_steps_judges_an_enforced_step_by_its_monitor_as_the_report_does():
+def test_assess_steps_judges_an_enforced_step_by_its_monitor_as_the_report_does(enforced_store):
     # A copy of the report's assessment once left out the monitor's enforcement: notebooks 02/03
     # called READY a step whose monitor alarmed and the report returned to advisory.
     from calibrate.analysis.readiness import assess_store
 
-    path = ns.enforced_sample_store(runs=600)
-    con = calibrate.connect(path, read_only=True)
+    con = calibrate.connect(enforced_store, read_only=True)
     try:
         opts = ReadinessOptions()
         fast = {(s.process, s.step): s for s in ns.assess_steps(con, options=opts)}
