@@ -47,3 +47,20 @@ def sample_store(tmp_path_factory) -> Path:
     ingest(con, [SAMPLE_DIR])
     con.close()
     return path
+
+
+@pytest.fixture(autouse=True)
+def _fresh_estimates_when_patched(request):
+    """A test that patches module constants gets no labels-needed estimate made without them.
+
+    ``needed.estimate_needed`` keeps its estimates in the process by data and settings;
+    constants a test patches (the cap, the refinement) are not in that key.
+    """
+    if "monkeypatch" not in request.fixturenames:
+        yield
+        return
+    from calibrate.analysis import needed
+
+    needed._ESTIMATES.clear()
+    yield
+    needed._ESTIMATES.clear()

@@ -299,6 +299,9 @@ def test_a_draw_that_picks_nothing_is_stored_and_uses_its_checks_up(tmp_path, en
     con.close()
 
 
+DRAWS = 100
+
+
 def test_stored_draws_keep_the_stored_inclusion_probability(store):
     """Over draws at about one expected pick, sum(drawn / pi) estimates the checks considered.
 
@@ -309,7 +312,7 @@ def test_stored_draws_keep_the_stored_inclusion_probability(store):
     n = len(audit.eligible_checks(store, STEP["process"], STEP["step"], ("pass",)))
     rate = 1.0 / n
     weighted = considered = 0.0
-    for seed in range(300):
+    for seed in range(DRAWS):
         audit.draw(store, **STEP, rate=rate, seed=seed)
         drawn, pi, rows = store.execute(
             "SELECT coalesce(sum(drawn::INT), 0), max(inclusion_p), count(*) FROM audit_eligible"
@@ -317,9 +320,10 @@ def test_stored_draws_keep_the_stored_inclusion_probability(store):
         weighted += drawn / pi if rows else 0.0
         considered += rows
         store.execute("DELETE FROM audit_eligible; DELETE FROM audit_draws")
-    assert considered == 300 * n
-    # Poisson(1) picks a draw: the mean ratio is 1 with standard error about 1/sqrt(300).
-    assert abs(weighted / considered - 1.0) < 0.2
+    assert considered == DRAWS * n
+    # Poisson(1) picks a draw: the mean ratio is 1 with standard error about 1/sqrt(DRAWS) = 0.1,
+    # against 1.58 were empty draws unstored (2.8 standard errors past the bound either way).
+    assert abs(weighted / considered - 1.0) < 0.3
 
 
 def test_left_out_says_escalations_apart_from_undrawn_decisions(tmp_path, enforced_export):

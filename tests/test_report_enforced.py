@@ -7,6 +7,7 @@ an audit draw, the simulated reviewer's decisions, ingest again.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from typer.testing import CliRunner
@@ -402,8 +403,9 @@ def test_a_step_to_return_without_known_thresholds_pastes_advisory_true(tmp_path
     assert draw.exit_code == 0, draw.output
     with open(audit_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
+    decided_at = datetime.now(UTC).isoformat()  # after the draw (to the microsecond), not ahead
     for r in rows:
-        r.update(decision="rejected", at="2026-12-05T12:00:00Z")
+        r.update(decision="rejected", at=decided_at)
     with open(tmp_path / "filled.csv", "w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()

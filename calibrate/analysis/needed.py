@@ -361,9 +361,35 @@ def estimate_needed(
         raise ValueError(f"probability must be in (0, 1], got {probability!r}")
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples!r}")
-    n = data.n
-    if n == 0:
+    if data.n == 0:
         return None
+    best = None if result is None else best_observed_coverage(result, alpha=alpha, beta=beta)
+    # The estimate reads the data, these settings and ``best`` alone: a step estimated again in
+    # this process (the report, then the enforced advice or a notebook) reuses it.
+    key = (data.fingerprint(), alpha, delta, beta, share, probability, resamples, max_labels,
+           seed, result is None, best, tuple(sorted(search.items())))  # fmt: skip
+    if key not in _ESTIMATES:
+        if len(_ESTIMATES) >= _ESTIMATES_KEPT:
+            del _ESTIMATES[next(iter(_ESTIMATES))]  # the oldest
+        _ESTIMATES[key] = _estimate(
+            data, alpha=alpha, delta=delta, beta=beta, share=share, probability=probability,
+            resamples=resamples, max_labels=max_labels, seed=seed, best=best, search=search,
+        )  # fmt: skip
+    return _ESTIMATES[key]  # frozen: shared safely
+
+
+#: Estimates kept in this process, by data and settings (oldest dropped first).
+_ESTIMATES: dict[tuple[Any, ...], NeededLabels] = {}
+_ESTIMATES_KEPT = 64
+
+
+def _estimate(
+    data: StepData, *, alpha: float, delta: float, beta: float, share: float,
+    probability: float, resamples: int, max_labels: int, seed: int, best: float | None,
+    search: dict[str, Any],
+) -> NeededLabels:  # fmt: skip
+    """:func:`estimate_needed` on a step with labels; ``best`` its best observed coverage."""
+    n = data.n
     need = math.ceil(probability * resamples - 1e-9)
     base = dict(n_labeled=n, probability=probability, resamples=resamples, share=share,
                 max_labels=max_labels)  # fmt: skip
@@ -372,10 +398,8 @@ def estimate_needed(
     cap = int(min(max_labels, CAP_FACTOR * n))
     none = NeededLabels("unattainable", total=None, certified=0,
                         **{**base, "max_labels": cap})  # type: ignore[arg-type]  # fmt: skip
-    if result is not None:
-        best = best_observed_coverage(result, alpha=alpha, beta=beta)
-        if best is not None and best < share:
-            return none
+    if best is not None and best < share:
+        return none
 
     outcomes: dict[int, list[bool]] = {}
     relearn = bool(search.get("relearn_lists"))

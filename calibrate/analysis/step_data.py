@@ -9,9 +9,10 @@ is replayed on it (:func:`verdict_codes`, through
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -103,10 +104,51 @@ class StepData:
             enforced=self.enforced[idx] if self.enforced.size else self.enforced,
         )
 
+    def fingerprint(self) -> bytes:
+        """A digest of the rows and questions the search reads: equal for equal data.
+
+        The derived ``cache`` and the descriptive ``notes`` and ``left_out`` are left out
+        (one step's rows read for one model, or picked from all models, are the same data).
+
+        Keys a result computed from the data alone (the labels-needed estimate), so a
+        step searched again in one process (the report, then its enforced advice) is
+        not resampled twice.
+        """
+        digest = hashlib.blake2b(digest_size=20)
+        for f in fields(self):
+            if f.name not in ("cache", "notes", "left_out"):
+                _feed(digest, f.name)
+                _feed(digest, getattr(self, f.name))
+        return digest.digest()
+
     @property
     def reviewed(self) -> np.ndarray:
         """Per row: a review of every verdict (recorded with ``advisory: true``)."""
         return ~self.enforced if self.enforced.size else np.ones(self.n, bool)
+
+
+def _feed(digest: Any, value: object) -> None:
+    """Feed ``value`` to ``digest`` unambiguously (type, size and content of every part)."""
+    if isinstance(value, np.ndarray):
+        digest.update(f"<{value.dtype.str}:{value.shape}>".encode())
+        if value.dtype == object:
+            for item in value.tolist():
+                _feed(digest, item)
+        else:
+            digest.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, list | tuple):
+        digest.update(f"[{type(value).__name__}:{len(value)}]".encode())
+        for item in value:
+            _feed(digest, item)
+    elif isinstance(value, dict):
+        digest.update(f"{{{len(value)}}}".encode())
+        for key in sorted(value, key=repr):
+            _feed(digest, key)
+            _feed(digest, value[key])
+    else:
+        text = repr(value).encode("utf-8", "surrogatepass")
+        digest.update(f"({type(value).__name__}:{len(text)})".encode())
+        digest.update(text)
 
 
 def latest_model(subs: pd.DataFrame) -> str:
