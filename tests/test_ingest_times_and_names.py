@@ -263,13 +263,18 @@ TIME_FORMS = {
     "2026-10-20 10:00:00 UTC": datetime(2026, 10, 20, 10, tzinfo=UTC),  # as BigQuery writes it
     "\u00a02026-10-20T10:00:00Z\u202f": datetime(2026, 10, 20, 10, tzinfo=UTC),  # blanks around
     "\t2026-10-21\n": datetime(2026, 10, 21, tzinfo=UTC),
+    "2026-10-21T24:00:00Z": datetime(2026, 10, 22, tzinfo=UTC),  # ISO 8601: the day's end
+    "0001-01-01T00:00:00Z": datetime(1, 1, 1, tzinfo=UTC),  # the first instant a reader holds
 }
 #: Not read: no digits after the dot, week and ordinal dates, mixed basic and extended forms,
-#: an hour alone, zone names, a date with an offset, DuckDB's special values.
+#: an hour alone, zone names, a date with an offset, DuckDB's special values, years out of range.
 NOT_TIMES = [
     "2026-10-20T10:00:00.Z", "2026-10-20T10:00:00.", "2026-W43-2", "2026-293", "2026-10-20T10Z",
     "20261020T10:00:00Z", "2026-1020", "2026-10-20T10:00:00 Europe/Paris", "2026-10-20Z",
     "2026-10-20T1:2:3Z", "epoch", "infinity", "2026-10-20T10:00:00+0530:00",
+    # Outside the years 0001-9999 in UTC (DuckDB stores 0000 as 1 BC; Python cannot read it).
+    "0000-01-01T00:00:00Z", "00000101", "9999-12-31T23:00:00-05:00", "0001-01-01T00:30:00+01:00",
+    "2026-06-30T23:59:60Z",  # a leap second
 ]  # fmt: skip
 READS = "calibrate reads (YYYY-MM-DD[Thh:mm[:ss[.f]]]"
 

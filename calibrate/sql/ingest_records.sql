@@ -77,17 +77,23 @@ CREATE OR REPLACE TEMP MACRO iso_time_parts(p) AS (
                      || CASE WHEN p.f1 || p.f2 = '' THEN '' ELSE '.' || p.f1 || p.f2 END
                      || upper(p.z1 || p.z2) END
         AS TIMESTAMPTZ) END);
-CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
+CREATE OR REPLACE TEMP MACRO iso_time_any(t) AS (
     CASE WHEN regexp_full_match(t, '[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z| UTC|[+-]([01][0-9]|2[0-3])(:[0-5][0-9](:[0-5][0-9])?|[0-5][0-9])?)?)?')
          THEN try_cast(t AS TIMESTAMPTZ)
          ELSE iso_time_parts(regexp_extract(t,
              '^[\s\x0b\x1c-\x1f\x85\p{Z}]*(?:([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,]([0-9]+))?)?(Z|z| UTC|[+-](?:[01][0-9]|2[0-3])(?::[0-5][0-9](?::[0-5][0-9])?|[0-5][0-9])?)?)?|([0-9]{4})([0-9]{2})([0-9]{2})(?:[Tt]([0-9]{2})([0-9]{2})(?:([0-9]{2})(?:[.,]([0-9]+))?)?(Z|z|[+-](?:[01][0-9]|2[0-3])(?:[0-5][0-9])?)?)?)[\s\x0b\x1c-\x1f\x85\p{Z}]*$',
              ['y1', 'mo1', 'd1', 'h1', 'mi1', 's1', 'f1', 'z1', 'y2', 'mo2', 'd2', 'h2', 'mi2', 's2', 'f2', 'z2'])) END);
+-- Years 0001 to 9999 in UTC, as every reader of the store (Python's datetime) can hold them:
+-- 0000-01-01 would be stored as 1 BC and crash them.
+CREATE OR REPLACE TEMP MACRO iso_time(t) AS (
+    CASE WHEN iso_time_any(t) BETWEEN TIMESTAMPTZ '0001-01-01 00:00:00+00'
+                                  AND TIMESTAMPTZ '9999-12-31 23:59:59.999999+00'
+         THEN iso_time_any(t) END);
 -- Why a time is not one (said: where, ending in ': ' or empty; j: the "at" value as JSON).
 CREATE OR REPLACE TEMP MACRO not_a_time(said, j) AS (
     said || '"at" ' || shown_json(j) || ' is not an ISO 8601 time calibrate reads '
     || '(YYYY-MM-DD[Thh:mm[:ss[.f]]][Z|+hh:mm|-hh:mm] or basic YYYYMMDD[Thhmm[ss[.f]]][Z|+hhmm|-hhmm]; '
-    || 'no week or ordinal dates)');
+    || 'years 0001 to 9999 in UTC; no week or ordinal dates)');
 -- A name (a run id, a process, a step) that is missing, empty or only blanks names nothing.
 -- Trimmed only when it sorts before '!' or after '~' (an ASCII blank does, as '' does, and so does
 -- any other, as every character from U+0080 on; few names do): on every run id and step, a trim
