@@ -131,7 +131,13 @@ def _feed(digest: Any, value: object) -> None:
     """Feed ``value`` to ``digest`` unambiguously (type, size and content of every part)."""
     if isinstance(value, np.ndarray):
         digest.update(f"<{value.dtype.str}:{value.shape}>".encode())
-        if value.dtype == object:
+        if value.dtype == object and pd.api.types.infer_dtype(value, skipna=True) in (
+            "string",
+            "empty",
+        ):
+            # Names and missing answers (None and NaN alike: both are no answer), hashed in C.
+            digest.update(pd.util.hash_array(value).tobytes())
+        elif value.dtype == object:
             for item in value.tolist():
                 _feed(digest, item)
         else:
