@@ -22,6 +22,8 @@ FLAG_DESCRIPTIONS = {
     "at_in_future": "a check's time is after the moment the store was read",
     "at_missing": "a check has no time",
     "decision_without_check": "a decision names a submission with no recorded check",
+    "decided_in_future": "a decision's time is after the moment the store was read",
+    "decided_before_check": "a decision is timed before the first check of its submission (clock skew, or recorded ahead of the verdict)",
     "conflicting_decisions": "a check has two different decisions (the latest is used; a drawn check: the first after its draw)",
     "checks_at_same_time": "a submission has two checks recorded at the same time, with different verdicts or models (one record is likely wrong; a decision labels only one)",
 }
@@ -55,6 +57,17 @@ _SQL_FLAGS = {
         FROM (SELECT run_id, step, attempt, string_agg(DISTINCT decision, ', ' ORDER BY decision) AS decisions
               FROM decisions GROUP BY ALL) s
         WHERE NOT EXISTS (SELECT 1 FROM checks c WHERE c.run_id = s.run_id AND c.step = s.step AND c.attempt = s.attempt)""",
+    "decided_in_future": """
+        SELECT run_id, step, attempt, decision || ' at ' || strftime(decided_at, '%Y-%m-%dT%H:%M:%SZ') AS detail
+        FROM decisions WHERE decided_at > now()""",
+    "decided_before_check": """
+        SELECT d.run_id, d.step, d.attempt,
+               d.decision || ' at ' || strftime(d.decided_at, '%Y-%m-%dT%H:%M:%SZ') || ', first check at '
+               || strftime(c.first_at, '%Y-%m-%dT%H:%M:%SZ') AS detail
+        FROM decisions d
+        JOIN (SELECT run_id, step, attempt, min(checked_at) AS first_at FROM checks GROUP BY ALL) c
+          USING (run_id, step, attempt)
+        WHERE d.decided_at < c.first_at""",
     "conflicting_decisions": """
         SELECT c.run_id, c.step, c.attempt, l.n_decisions || ' decisions, the latest ' || l.decision AS detail
         FROM check_labels l JOIN checks c USING (check_id) WHERE l.conflict""",

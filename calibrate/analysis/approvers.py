@@ -26,7 +26,7 @@ from calibrate.analysis.stats import MIN_N
 APPROVER_COLUMNS = [
     "n", "approvals", "approval_rate", "approval_low", "approval_high",
     "n_decided", "agree", "agree_low", "agree_high",
-    "n_timed", "median_review_s", "n_models", "flag", "flag_reason", "note",
+    "n_timed", "n_before_check", "median_review_s", "n_models", "flag", "flag_reason", "note",
 ]  # fmt: skip
 
 
@@ -77,8 +77,10 @@ def approvers(
         ``n`` labeled decisions, ``approval_rate`` (share acceptable) with
         Wilson interval, ``agree`` with the check over labeled pass/fail
         verdicts (``n_decided``), ``median_review_s`` over ``n_timed``
-        decisions with both times (negative when the decision is recorded
-        before the check, e.g. clock skew), ``n_models`` (evaluator models whose
+        decisions with both times, the decision at or after the check;
+        ``n_before_check`` decisions timed before their check (clock skew, or
+        recorded ahead of the verdict: no review time, and no hint of automation
+        bias, which needs the verdict seen first), ``n_models`` (evaluator models whose
         checks the row's decisions were made on; ``note`` says "pools 2 models"
         unless ``by`` has ``model``), ``flag`` and ``flag_reason``.
 
@@ -122,6 +124,9 @@ def approvers(
     review = (
         pd.to_datetime(data["decided_at"], utc=True) - pd.to_datetime(data["at"], utc=True)
     ).dt.total_seconds()
+    # A decision timed before its check was not made after seeing the verdict: no review time.
+    before = (review < 0).to_numpy()
+    review = review.mask(review < 0)
     values = pd.DataFrame(
         {
             "n": np.ones(len(data), dtype=np.int64),
@@ -129,6 +134,7 @@ def approvers(
             "n_decided": decided.astype(np.int64),
             "n_agree": agree.astype(np.int64),
             "n_timed": review.notna().to_numpy().astype(np.int64),
+            "n_before_check": before.astype(np.int64),
         },
         index=data.index,
     )
@@ -149,8 +155,8 @@ def approvers(
     rate_columns(out, "agree", "n_agree", "n_decided", confidence)
 
     flags, reasons, notes = [], [], []
-    for n, n_dec, n_agree, rate, median, n_models in out[
-        ["n", "n_decided", "n_agree", "agree", "median_review_s", "n_models"]
+    for n, n_dec, n_agree, rate, median, n_models, n_before in out[
+        ["n", "n_decided", "n_agree", "agree", "median_review_s", "n_models", "n_before_check"]
     ].itertuples(index=False):
         fast = bool(np.isfinite(median) and median <= review_below_s)
         close = bool(n_dec >= min_n and np.isfinite(rate) and rate >= agree_above)
@@ -165,6 +171,12 @@ def approvers(
         )
         parts = [f"too few labels (n<{min_n})" if n < min_n else ""]
         parts.append(pools_note(n_models) if pools else "")
+        parts.append(
+            f"{n_before} decision{'s' if n_before != 1 else ''} timed before the check "
+            "(clock skew?): no review time"
+            if n_before
+            else ""
+        )
         notes.append("; ".join(p for p in parts if p))
     out["flag"] = np.asarray(flags, dtype=bool)
     out["flag_reason"] = pd.Series(reasons, index=out.index, dtype="string")
@@ -180,7 +192,7 @@ def approver_records(df: pd.DataFrame) -> list[dict]:
 
     Each has the keys, ``n``, ``approvals``, ``approval_rate`` and
     ``approval_ci``, ``n_decided``, ``agree`` and ``agree_ci``, ``n_timed``,
-    ``median_review_s``, ``n_models``, ``flag``, ``flag_reason`` (``None`` when not
+    ``n_before_check``, ``median_review_s``, ``n_models``, ``flag``, ``flag_reason`` (``None`` when not
     flagged), ``note``, the flag ``thresholds`` and ``interval_method``.
     """
     keys = [c for c in df.columns if c not in APPROVER_COLUMNS]
@@ -195,6 +207,7 @@ def approver_records(df: pd.DataFrame) -> list[dict]:
         rec["agree"] = _plain(row["agree"])
         rec["agree_ci"] = [_plain(row["agree_low"]), _plain(row["agree_high"])]
         rec["n_timed"] = int(row["n_timed"])
+        rec["n_before_check"] = int(row["n_before_check"])
         rec["median_review_s"] = _plain(row["median_review_s"])
         rec["n_models"] = int(row["n_models"])
         rec["flag"] = bool(row["flag"])
