@@ -254,6 +254,13 @@ def test_an_alarm_pastes_advisory_back_and_certifies_nothing_against_it(shifted,
     for text in (md, html):
         assert "with the suggested thresholds the false-pass rate is at most" not in text
         assert "no thresholds are suggested or certified from them" in text
+    # `thresholds --format json` withholds it too (black-box bb5 finding 3: a certificate there,
+    # null in report.json, both with status ok).
+    out = runner.invoke(
+        app, ["thresholds", "--db", shifted, "--process", STEP[0], "--format", "json"]
+    )
+    (s,) = [x for x in json.loads(out.stdout)["steps"] if (x["process"], x["step"]) == STEP]
+    assert s["monitor_alarm"] and s["certified"] is None and s["status"] == step["status"]
 
 
 def test_keep_enforced_is_judged_on_the_check_in_force(stable, tmp_path):

@@ -212,7 +212,13 @@ class StepThresholds:
             "left_out": {k: int(v) for k, v in self.left_out.items()},
             "status": self.status,
             "check": self.check_items(),
-            "certified": dict(self.certified) if self.certified is not None else None,
+            # Under a monitor alarm the certificate is about labels the audits contradict:
+            # withheld, as in report.json (`monitor_alarm` says why).
+            "certified": (
+                dict(self.certified)
+                if self.certified is not None and not self.monitor_alarm
+                else None
+            ),
             "best_bounds": dict(self.best_bounds),
             "expected": shares,
             "current": current,
