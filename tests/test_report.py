@@ -308,6 +308,11 @@ def test_report_and_thresholds_count_and_ask_for_the_same_labels(sample_store):
     for s in report.steps:
         doc, t = s.to_dict(), search[s.process, s.step]
         assert doc["n_labeled"] == t["n_labeled"] > doc["n_labeled_without_errors"], s.step
+        # One meaning per key (black-box bb5 finding 4: 718 checks in report.json, 708 labeled
+        # checks in thresholds, both `other_models`); the report's every-check count apart.
+        for key in ("other_models", "other_wording"):
+            assert doc["left_out"][key] == t["left_out"][key], (s.step, key)
+        assert doc["left_out"]["other_models_checks"] >= doc["left_out"]["other_models"]
         if doc["decision_on_current_model"] == "NOT_YET":
             changed += 1
             assert doc["needed_labels"] is not None and t["needed_labels"] is not None

@@ -160,9 +160,17 @@ def assess_step(
     wording = current_wording(cur_model, ans_model, questions)
     cur = cur_model[wording.to_numpy(dtype=bool)]
     ans = ans_model[isin(ans_model["check_id"], cur["check_id"])]
+
+    # Labeled checks, as `calibrate thresholds` counts them under the same keys; the `_checks`
+    # keys count every check (the report's text says "checks by other models").
+    def n_labeled(frame: pd.DataFrame) -> int:
+        return int(frame["label"].notna().sum()) if "label" in frame else 0
+
     left_out = {
-        "other_models": int(len(subs) - len(cur_model)),
-        "other_wording": int(len(cur_model) - len(cur)),
+        "other_models": n_labeled(subs) - n_labeled(cur_model),
+        "other_wording": n_labeled(cur_model) - n_labeled(cur),
+        "other_models_checks": int(len(subs) - len(cur_model)),
+        "other_wording_checks": int(len(cur_model) - len(cur)),
     }
     # The labeled figures read what the certification reads: reviews of every verdict. Audit
     # labels are the monitor's (and the agreement tables', which keep their source apart).
