@@ -93,7 +93,13 @@ def assert_certified_step_json(doc: dict) -> None:
     }
     # Every rate with its counts (docs/formats.md: a denominator beside every rate).
     counts = {"n", "n_pass", "n_fail"}
-    assert set(doc["expected"]) == {"auto_pass", "auto_fail", "unsure"} | counts
+    # Every share with its 95% Wilson interval, as the table and the YAML print it (bb5 finding 7).
+    shares = {"auto_pass", "auto_fail", "unsure"}
+    shares |= {f"{s}_ci" for s in shares}
+    assert set(doc["expected"]) == shares | counts
+    for s in ("auto_pass", "auto_fail", "unsure"):
+        low, high = doc["expected"][f"{s}_ci"]
+        assert low <= doc["expected"][s] <= high
     assert (
         set(doc["current"])
         == {
@@ -103,11 +109,9 @@ def assert_certified_step_json(doc: dict) -> None:
             "false_fail_rate",
             "false_fail_ci",
             "k_false_fail",
-            "auto_pass",
-            "auto_fail",
-            "unsure",
             "note",
         }
+        | shares
         | counts
     )
     cur = doc["current"]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from calibrate.analysis.stats import wilson_interval
 from calibrate.analysis.step_data import Rates, StepData
 from calibrate.defaults import TRADEOFF_ALPHAS
 from calibrate.profile import Kind, Question
@@ -255,11 +256,23 @@ class StepThresholds:
         )
 
 
-def _counted_shares(rates: Rates | None) -> dict[str, float | int | None]:
-    """Shares of the labeled checks with their counts (``n``, ``n_pass``, ``n_fail``)."""
+def _counted_shares(rates: Rates | None) -> dict[str, Any]:
+    """Shares of the labeled checks with their 95% Wilson intervals (``*_ci``) and counts.
+
+    The same intervals as the table and the YAML comments print; ``n``, ``n_pass`` and
+    ``n_fail`` are the counts behind them.
+    """
+    keys = ("auto_pass", "auto_pass_ci", "auto_fail", "auto_fail_ci", "unsure", "unsure_ci")
     if rates is None:
-        return dict.fromkeys(("auto_pass", "auto_fail", "unsure", "n", "n_pass", "n_fail"))
-    return {**rates.shares(), "n": rates.n, "n_pass": rates.n_pass, "n_fail": rates.n_fail}
+        return dict.fromkeys((*keys, "n", "n_pass", "n_fail"))
+    shares = rates.shares()
+    counts = {"auto_pass": rates.n_pass, "auto_fail": rates.n_fail,
+              "unsure": rates.n - rates.n_pass - rates.n_fail}  # fmt: skip
+    out: dict[str, Any] = {}
+    for name, k in counts.items():
+        out[name] = shares[name]
+        out[f"{name}_ci"] = [float(x) for x in wilson_interval(k, rates.n)] if rates.n else None
+    return {**out, "n": rates.n, "n_pass": rates.n_pass, "n_fail": rates.n_fail}
 
 
 def lowest_bounds(candidates: pd.DataFrame) -> dict[str, float | None]:
