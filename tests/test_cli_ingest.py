@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -350,3 +351,18 @@ def test_json_and_another_format_are_refused_together(tmp_path, sample_dir):
         res = runner.invoke(app, ["ingest", "--db", str(db), *args, limits])
         assert res.exit_code == 0, res.output
         assert "totals" in json.loads(res.stdout)
+
+
+def test_a_quarantined_process_or_limits_file_says_why_in_the_json(tmp_path):
+    """Black-box bb5 finding 11: an empty YAML process file read "quarantined": 1, "note": ""."""
+    (tmp_path / "d.yaml").write_text("", encoding="utf-8")
+    (tmp_path / "c.json").write_text("", encoding="utf-8")
+    out = runner.invoke(
+        app, ["ingest", "--db", str(tmp_path / "s.duckdb"), str(tmp_path / "d.yaml"),
+              str(tmp_path / "c.json"), "--format", "json"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    files = {Path(f["path"]).name: f for f in json.loads(out.stdout)["files"]}
+    for name in ("d.yaml", "c.json"):
+        assert files[name]["quarantined"] == 1 and files[name]["note"], name
+    assert files["d.yaml"]["note"].startswith("process file: ")

@@ -640,7 +640,8 @@ def agreement_records(df: pd.DataFrame) -> list[dict]:
     ``false_pass_rate``/``false_pass_ci``, ``false_fail_rate``/``false_fail_ci``,
     ``unsure_rate``/``unsure_ci``, ``tpr``/``tpr_ci``, ``tnr``/``tnr_ci``,
     ``error_rate``/``error_ci``, the counts behind them (``n_decided``,
-    ``n_pass``, ``n_fail``, ``n_unsure``, ``n_error`` of all ``n_checks``,
+    ``n_pass``, ``n_fail`` (labeled: the false-pass and false-fail denominators),
+    ``n_unsure``, ``n_error`` (of all ``n_checks``: the unsure and error rates' denominators),
     ``n_acceptable``, ``n_not_acceptable``), ``conflicts``,
     ``n_models``, the flags ``unequal_draws``, ``unequal_draws_pass``,
     ``unequal_draws_fail``, ``unequal_draws_verdicts`` and the count ``n_selected``

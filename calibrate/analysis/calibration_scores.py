@@ -91,7 +91,7 @@ def bin_edges(y_prob: Any, *, n_bins: int = DEFAULT_BINS, strategy: str = "unifo
     if strategy == "quantile" and p.size:
         # Same expression as scikit-learn so that the edges agree to the last bit.
         return np.percentile(p, np.linspace(0, 1, n_bins + 1) * 100)
-    return np.linspace(0.0, 1.0, n_bins + 1)
+    return np.arange(n_bins + 1) / n_bins  # i / bins exactly (linspace gives 0.30000000000000004)
 
 
 def _bin_ids(p: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -69,7 +69,10 @@ def report_command(
     ] = DEFAULTS.min_labels,
     drift_level: Annotated[
         float,
-        typer.Option("--drift-level", help="Level of the drift test (earlier vs recent half)."),
+        typer.Option(
+            "--drift-level",
+            help="Level of the drift test (earlier vs recent half), split over its two tests (false passes, false fails: each at half, Bonferroni; the criteria show that limit).",
+        ),
     ] = DEFAULTS.drift_level,
     max_error_rate: Annotated[
         float, typer.Option("--max-error-rate", help="Largest share of error verdicts.")

@@ -689,8 +689,9 @@ def _ingest_process(con: duckdb.DuckDBPyConnection, path: Path, file_id: int) ->
     try:
         parsed = process_files.parse_process(text)
     except ProcessFileError as exc:
-        _quarantine(con, file_id, path, "$", text[:2000], f"process file: {exc}")
-        return FileResult(str(path), "process", "loaded", 1, 0, 0, 1)
+        reason = f"process file: {exc}"
+        _quarantine(con, file_id, path, "$", text[:2000], reason)
+        return FileResult(str(path), "process", "loaded", 1, 0, 0, 1, reason)
     written = process_files.store_process(con, parsed, file_id)
     for json_path, raw, reason in parsed.bad:
         _quarantine(con, file_id, path, json_path, raw, reason)
@@ -712,8 +713,9 @@ def _ingest_limits(
     try:
         limits = process_files.parse_limits(text)
     except CalibrateError as exc:
-        _quarantine(con, file_id, path, "$", text[:2000], f"limits file: {exc}")
-        return FileResult(str(path), "limits", "loaded", 1, 0, 0, 1)
+        reason = f"limits file: {exc}"
+        _quarantine(con, file_id, path, "$", text[:2000], reason)
+        return FileResult(str(path), "limits", "loaded", 1, 0, 0, 1, reason)
     process_files.store_limits(con, limits, text, file_id)
     return FileResult(str(path), "limits", "loaded", 1, 1, 1, 0)
 
