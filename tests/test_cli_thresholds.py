@@ -279,6 +279,15 @@ def test_json_notes_are_one_string_a_note(sample_store):
     (doubtful,) = [n for n in notes if "more likely no than yes" in n]
     assert len(notes) >= 2 and "; " in doubtful  # joined, they could not be told apart
     assert step["note"] == "; ".join(notes)
+    # The note's facts, for a script (black-box bb5 finding 2: the certified pass: 0.5 was only
+    # in free text): the answers scored below one half it passes, and the stricter threshold.
+    facts = step["doubtful_passes"]
+    assert step["check"][0]["pass"] < facts["below"] == 0.5
+    assert (facts["n_labeled"], facts["rejected"]) == (10, 3)
+    assert (
+        facts["stricter_pass"] == 0.5 and f"pass: {facts['stricter_pass']:g}, certified" in doubtful
+    )
+    assert 0 < facts["stricter_n_pass"] < facts["stricter_n"] == step["n_labeled"]
 
 
 def test_yaml_comments_carry_every_note_and_the_share_its_interval(sample_store):

@@ -321,7 +321,7 @@ def test_store_search_end_to_end(store_con):
     doc = s.to_dict()
     assert set(doc) == {"process", "step", "model", "n_labeled", "status", "check", "certified",
                         "best_bounds", "expected", "current", "needed_labels", "note", "notes",
-                        "left_out", "monitor_alarm", "enforced"}  # fmt: skip
+                        "left_out", "monitor_alarm", "enforced", "doubtful_passes"}  # fmt: skip
     assert_certified_step_json(doc)
     assert doc["check"][0]["kind"] == "yes_no" and set(doc["check"][0]) == {
         "ask",

@@ -102,6 +102,12 @@ class StepThresholds:
         reads it): why. The audits then say the work has moved away from the
         labels the search reads, so its certificate, about the work those
         labels came from, is no reason to keep or loosen the check.
+    doubtful_passes : dict or None
+        When the suggested yes/no pass threshold is below 0.5 (answers the evaluator scores
+        more likely no than yes pass): the labeled answers in between (``n_labeled``,
+        ``rejected``), and ``stricter_pass``, the loosest threshold at or above 0.5 the same
+        walk certified (every certified candidate holds at once), with the labeled checks it
+        passes (``stricter_n_pass`` of ``stricter_n``); the note says it in words.
     enforced : dict or None
         On a step the report reads as enforced (``advisory: false`` in force), what it
         advises: :func:`calibrate.analysis.enforced_advice.enforced_advice`'s entry
@@ -135,6 +141,7 @@ class StepThresholds:
     data: StepData | None = field(default=None, repr=False)
     monitor_alarm: str | None = None
     enforced: dict[str, Any] | None = None
+    doubtful_passes: dict[str, Any] | None = None
 
     @property
     def today_known(self) -> bool:
@@ -225,6 +232,7 @@ class StepThresholds:
             "current": current,
             "needed_labels": needed,
             "monitor_alarm": self.monitor_alarm,
+            "doubtful_passes": dict(self.doubtful_passes) if self.doubtful_passes else None,
             "enforced": dict(self.enforced) if self.enforced is not None else None,
             "notes": list(self.notes),
             "note": "; ".join(self.notes),  # deprecated: the join of `notes`, not splittable

@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,7 +164,7 @@ DOUBTFUL_BELOW = 0.5
 
 def doubtful_passes(
     data: StepData, pass_path: Path, certified: np.ndarray, i: int, written: float
-) -> str | None:
+) -> tuple[str, dict[str, Any]] | None:
     """A note when the suggested pass threshold passes answers the evaluator itself doubts.
 
     The certificate bounds the false passes of all the passes together, so the
@@ -183,7 +184,12 @@ def doubtful_passes(
 
     Returns
     -------
-    str or None
+    (str, dict) or None
+        The note, and its facts for the JSON (``doubtful_passes``): ``below`` (the
+        mark), ``n_labeled`` labeled answers scored in ``[pass, below)`` of which
+        ``rejected`` were not acceptable, and ``stricter_pass``, the loosest threshold
+        at or above the mark the same walk certified (``None`` when none), with the
+        labeled checks it passes (``stricter_n_pass`` of ``stricter_n``).
     """
     if written >= DOUBTFUL_BELOW:
         return None
@@ -204,6 +210,10 @@ def doubtful_passes(
         f"likely no than yes): {fared}; the certificate bounds the false passes of all the "
         "passes together, not of these"
     )
+    facts: dict[str, Any] = {
+        "below": DOUBTFUL_BELOW, "n_labeled": seen.n, "rejected": seen.k,
+        "stricter_pass": None, "stricter_n_pass": None, "stricter_n": None,
+    }  # fmt: skip
     stricter = np.flatnonzero(certified & (pass_path.thresholds >= DOUBTFUL_BELOW))
     if stricter.size:
         j = int(stricter.max())  # the loosest certified candidate at or above the mark
@@ -213,7 +223,8 @@ def doubtful_passes(
             f". pass: {t:g}, certified by the same walk, leaves them to a person; it passes "
             f"{share.text()} of the labeled checks alone"
         )
-    return text
+        facts.update(stricter_pass=float(t), stricter_n_pass=share.k, stricter_n=share.n)
+    return text, facts
 
 
 def validate_limits(alpha: float, delta: float, beta: float) -> None:
@@ -327,6 +338,7 @@ def find_thresholds(
     single = len(data.questions) == 1 and data.questions[0].kind is Kind.YES_NO
     frames: list[pd.DataFrame] = []
     suggested: list[Question] | None = None
+    doubtful: dict[str, Any] | None = None  # the suggested pass threshold's doubtful answers
     learned_delta: float | None = None  # the learned path's share of delta, when one ran
     n_fixed = 0  # fixed paths run beside it (their frames are numbered first)
     n_search, n_cert = 0, data.n
@@ -373,7 +385,8 @@ def find_thresholds(
             suggested = [replace(data.questions[0], pass_p=a, fail_p=fail)]
             doubt = doubtful_passes(data, pass_path, f_pass["certified"].to_numpy(), i_pass, a)
             if doubt:
-                notes.append(doubt)
+                notes.append(doubt[0])
+                doubtful = doubt[1]
     elif data.n and fixed:
         # One rubric or choice question: paths known before the labels, every label certifies.
         # With enough labels a path learned on a split joins them at half of delta (union
@@ -498,6 +511,8 @@ def find_thresholds(
         notes=notes,
         settings=settings,
         data=data,
+        # Only while the suggestion stands (a selected sample suggests nothing).
+        doubtful_passes=doubtful if suggested is not None else None,
     )
 
 
