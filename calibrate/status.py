@@ -32,7 +32,10 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     # labeled and unlabeled totals are sums of its rows.
     processes = con.execute(
         """SELECT process, step, model, count(*) AS checks, count(label) AS labeled,
-                  min("at") AS first_at, max("at") AS last_at
+                  min("at") AS first_at, max("at") AS last_at,
+                  count(label) FILTER (WHERE advisory IS DISTINCT FROM false) AS reviews,
+                  count(label) FILTER (WHERE audited) AS audits,
+                  count(label) FILTER (WHERE left_out) AS after_switch
            FROM labeled GROUP BY ALL ORDER BY process, step, first_at, model"""
     ).fetchall()
     labeled = sum(int(row[4]) for row in processes)
@@ -57,10 +60,16 @@ def store_status(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
                 "model": m,
                 "checks": n,
                 "labeled": k,
+                # Of the labeled: reviews of every verdict (advisory: true, what the threshold
+                # search reads), audit decisions on drawn checks (the monitor's) and decisions
+                # on enforced checks no draw drew (escalations; left out of every rate).
+                "labeled_reviews": r,
+                "labeled_audits": u,
+                "labeled_after_switch_undrawn": w,
                 "first_at": a.isoformat() if a else None,
                 "last_at": b.isoformat() if b else None,
             }
-            for p, s, m, n, k, a, b in processes
+            for p, s, m, n, k, a, b, r, u, w in processes
         ],  # fmt: skip
         "flags": flags,
         "schema_version": schema_version(con),

@@ -261,6 +261,15 @@ def test_an_alarm_pastes_advisory_back_and_certifies_nothing_against_it(shifted,
     )
     (s,) = [x for x in json.loads(out.stdout)["steps"] if (x["process"], x["step"]) == STEP]
     assert s["monitor_alarm"] and s["certified"] is None and s["status"] == step["status"]
+    # `status` says which of its labels the search reads (bb5 finding 9: 1366 labeled in status,
+    # 908 in thresholds, nothing saying why).
+    st = json.loads(runner.invoke(app, ["status", "--db", shifted, "--format", "json"]).stdout)
+    rows = [p for p in st["processes"] if (p["process"], p["step"]) == STEP]
+    assert sum(p["labeled_reviews"] for p in rows) == s["n_labeled"]
+    audits = sum(p["labeled_audits"] for p in rows)
+    assert audits > 0 and sum(p["labeled"] for p in rows) == s["n_labeled"] + audits + sum(
+        p["labeled_after_switch_undrawn"] for p in rows
+    )
 
 
 def test_keep_enforced_is_judged_on_the_check_in_force(stable, tmp_path):

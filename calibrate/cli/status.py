@@ -82,6 +82,14 @@ def status_command(
         name = clip(terminal_safe(step_name(p["process"], p["step"])), 38)
         model = clip(terminal_safe(shown_name(p["model"], NO_MODEL)), 22)
         typer.echo(f"{name:<38} {model:<22} {p['checks']:>7} {p['labeled']:>8}")
+    audits = sum(p["labeled_audits"] for p in info["processes"])
+    undrawn = sum(p["labeled_after_switch_undrawn"] for p in info["processes"])
+    if audits or undrawn:
+        typer.echo(
+            f"  labeled counts {audits} audit decisions on drawn checks and {undrawn} decisions on "
+            "enforced checks no draw drew (escalations): the threshold search reads the reviews "
+            "of advisory checks alone, agreement keeps audits apart (--format json: labeled_reviews)"
+        )
     flagged = {k: v for k, v in info["flags"].items() if v}
     if flagged:
         typer.echo("\nflags (loaded, but worth a look):")
