@@ -61,3 +61,27 @@ def test_status_flags_decisions_before_their_check_and_in_the_future(tmp_path):
     assert out.exit_code == 0, out.output
     flags = json.loads(out.stdout)["flags"]
     assert flags["decided_before_check"] == 22 and flags["decided_in_future"] == 3
+
+
+def test_a_decision_dated_by_its_day_alone_is_before_its_check_only_when_its_day_is(tmp_path):
+    """A date alone is stored as midnight UTC: on the check's own day it is no clock skew."""
+    src, db = tmp_path / "v.jsonl", str(tmp_path / "s.duckdb")
+    lines = []
+    for i, day in enumerate(["2026-10-05", "2026-10-05", "2026-10-04"]):
+        lines.append({"run": f"r{i}", "process": "p", "step": "s", "attempt": 1,
+                      "check": {"verdict": "pass", "advisory": True, "model": "m",
+                                "at": "2026-10-05T10:00:00Z",
+                                "questions": [{"ask": "ok?", "kind": "yes_no", "answer": 0.97,
+                                               "result": "pass"}]}})  # fmt: skip
+        lines.append({"run": f"r{i}", "process": "p", "step": "s", "attempt": 1,
+                      "decision": "approved", "by": "ana", "at": day})  # fmt: skip
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    assert runner.invoke(app, ["ingest", "--db", db, "-q", str(src)]).exit_code == 0
+    flags = json.loads(
+        runner.invoke(app, ["status", "--db", db, "--flags", "--format", "json"]).stdout
+    )["flags"]
+    assert flags["decided_before_check"] == 1  # the day before, not the two on the day
+    (row,) = json.loads(
+        runner.invoke(app, ["agreement", "--db", db, "--approvers", "--format", "json"]).stdout
+    )
+    assert (row["n_timed"], row["n_before_check"], row["median_review_s"]) == (0, 1, None)

@@ -77,7 +77,8 @@ def approvers(
         ``n`` labeled decisions, ``approval_rate`` (share acceptable) with
         Wilson interval, ``agree`` with the check over labeled pass/fail
         verdicts (``n_decided``), ``median_review_s`` over ``n_timed``
-        decisions with both times, the decision at or after the check;
+        decisions with both times, the decision at or after the check (a decision dated by
+        its day alone, stored as midnight UTC, has none);
         ``n_before_check`` decisions timed before their check (clock skew, or
         recorded ahead of the verdict: no review time, and no hint of automation
         bias, which needs the verdict seen first), ``n_models`` (evaluator models whose
@@ -121,12 +122,16 @@ def approvers(
     v = data["verdict"].astype("string").fillna("").to_numpy(dtype=object)
     decided = (v == "pass") | (v == "fail")
     agree = decided & ((v == "pass") == acc)
-    review = (
-        pd.to_datetime(data["decided_at"], utc=True) - pd.to_datetime(data["at"], utc=True)
-    ).dt.total_seconds()
+    decided_at = pd.to_datetime(data["decided_at"], utc=True)
+    checked_at = pd.to_datetime(data["at"], utc=True)
+    review = (decided_at - checked_at).dt.total_seconds()
+    # A date alone is stored as midnight UTC (docs/formats.md): it has no time of day, so no
+    # review time, and it is before its check only when its day is.
+    date_only = (decided_at == decided_at.dt.floor("D")).to_numpy()
+    day_before = (decided_at < checked_at.dt.floor("D")).to_numpy()
     # A decision timed before its check was not made after seeing the verdict: no review time.
-    before = (review < 0).to_numpy()
-    review = review.mask(review < 0)
+    before = np.where(date_only, day_before, (review < 0).to_numpy())
+    review = review.mask(date_only | before)
     values = pd.DataFrame(
         {
             "n": np.ones(len(data), dtype=np.int64),
