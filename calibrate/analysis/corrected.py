@@ -340,7 +340,7 @@ def corrected_pass_rate(
     # changed since the reviews: the checks no draw offered (after the last draw, or at a
     # probability no audit reached) of a verdict with audits are held at its audit share, the
     # more recent reading; those of a verdict with none have nothing to rest on (D2).
-    refuted = _refuted(out, q, tpr, raw)
+    refuted, implied = _refuted(out, q, tpr, raw)
     changed = refuted["pass"] | refuted["fail"]
     held = {}
     for v in ("pass", "fail"):
@@ -381,9 +381,11 @@ def corrected_pass_rate(
             filter(None, [
                 _pools_models_note(int(out["n_models"].iat[i]), pools="model" not in keys),
                 note, _pending_note(row),
-                _audit_note(row, q[i], tpr[i], raw[i], confidence, held={
-                    v: int(held[v][i] - audit[v][i]) for v in held
-                }),
+                _audit_note(
+                    row, {v: float(implied[v][i]) for v in implied},
+                    {v: bool(refuted[v][i]) for v in refuted}, confidence,
+                    held={v: int(held[v][i] - audit[v][i]) for v in held},
+                ),
             ])
         )  # fmt: skip
         lacking = [many for v, many in (("pass", "passes"), ("fail", "fails")) if unsupported[v][i]]
@@ -507,11 +509,13 @@ def _audit_share(t: np.ndarray, confidence: float) -> tuple[float, ...]:
     return rate, lo, hi, low, high, min(n_eff, n_eff_hi)
 
 
-def _refuted(out: pd.DataFrame, q: np.ndarray, tpr: np.ndarray, raw: np.ndarray) -> dict:
+def _refuted(
+    out: pd.DataFrame, q: np.ndarray, tpr: np.ndarray, raw: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Per verdict and group: its audits refute the share the reviews' correction implies.
 
     The implied share lies outside the audits' interval (with pending audits, the interval
-    over both worst cases).
+    over both worst cases). Returns the flags and the implied shares (the note names them).
     """
     prev = np.where(np.isfinite(raw), np.clip(raw, 0.0, 1.0), np.nan)
     shares = _implied_shares(q, tpr, prev)
@@ -522,7 +526,7 @@ def _refuted(out: pd.DataFrame, q: np.ndarray, tpr: np.ndarray, raw: np.ndarray)
         implied = np.asarray(shares[v], dtype=float)
         with np.errstate(invalid="ignore"):
             res[v] = used & np.isfinite(implied) & ((implied < low) | (implied > high))
-    return res
+    return res, {v: np.asarray(shares[v], dtype=float) for v in ("pass", "fail")}
 
 
 def _spread(pi: np.ndarray) -> bool:
@@ -639,37 +643,29 @@ def _bootstrap(
 
 def _audit_note(
     row: pd.Series,
-    q: float,
-    tpr: float,
-    raw: float,
+    implied: Mapping[str, float],
+    refuted: Mapping[str, bool],
     confidence: float,
     held: Mapping[str, int] | None = None,
 ) -> str:
     """Where the audits of a verdict contradict the share the reviews' correction implies.
 
     The correction assumes TPR and TNR have not changed since the reviews; an audit draw
-    tests that for the verdict it offered: the implied share outside the audits' interval
-    (Wilson, at the effective size where weighted) says the check changed, and the estimate
-    then rests on the audits there. ``held``: per verdict, its checks no draw offered that the
-    estimate holds at the audit share for that reason (named in the note).
+    tests that for the verdict it offered: the ``implied`` share outside the audits' interval
+    (Wilson, at the effective size where weighted; ``refuted``, from :func:`_refuted`) says
+    the check changed, and the estimate then rests on the audits there. ``held``: per verdict,
+    its checks no draw offered that the estimate holds at the audit share for that reason
+    (named in the note).
     """
     parts = []
-    pi = min(max(raw, 0.0), 1.0) if np.isfinite(raw) else np.nan
-    shares = _implied_shares(q, tpr, pi)
     held = held or {}
     for v, many in (("pass", "passes"), ("fail", "fails")):
-        if not row[f"audit_{v}_used"]:
-            continue
-        implied = float(shares[v])
-        if not np.isfinite(implied):
-            continue
-        low, high = row[f"audit_{v}_rate_low"], row[f"audit_{v}_rate_high"]
-        if not low <= implied <= high:
+        if refuted[v]:
             parts.append(
                 f"the audits of {many} read {audit_share_text(row, v, confidence)}, the reviews' "
                 "correction implies "
-                f"{implied:.1%}: the check changed since the reviews, so the audited {many} rest "
-                "on the audits, not on TPR/TNR"
+                f"{implied[v]:.1%}: the check changed since the reviews, so the audited {many} "
+                "rest on the audits, not on TPR/TNR"
             )
     for v, many in (("pass", "passes"), ("fail", "fails")):
         if held.get(v, 0) > 0:
