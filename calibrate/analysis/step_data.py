@@ -593,14 +593,16 @@ class Rates:
     def false_fail_rate(self) -> float | None:
         return self.false_fail / self.n_fail if self.n_fail else None
 
-    def shares(self) -> dict[str, float | None]:
-        if not self.n:
-            return {"auto_pass": None, "auto_fail": None, "unsure": None}
+    def share_counts(self) -> dict[str, int]:
+        """The submissions behind each share of :meth:`shares`, of ``n``."""
         return {
-            "auto_pass": self.n_pass / self.n,
-            "auto_fail": self.n_fail / self.n,
-            "unsure": (self.n - self.n_pass - self.n_fail) / self.n,
+            "auto_pass": self.n_pass,
+            "auto_fail": self.n_fail,
+            "unsure": self.n - self.n_pass - self.n_fail,
         }
+
+    def shares(self) -> dict[str, float | None]:
+        return {k: (c / self.n if self.n else None) for k, c in self.share_counts().items()}
 
     def intervals(self) -> dict[str, tuple[float, float] | None]:
         """Two-sided 95% Clopper-Pearson intervals of both rates (``None`` without decisions)."""

@@ -274,10 +274,8 @@ def _counted_shares(rates: Rates | None) -> dict[str, Any]:
     if rates is None:
         return dict.fromkeys((*keys, "n", "n_pass", "n_fail"))
     shares = rates.shares()
-    counts = {"auto_pass": rates.n_pass, "auto_fail": rates.n_fail,
-              "unsure": rates.n - rates.n_pass - rates.n_fail}  # fmt: skip
     out: dict[str, Any] = {}
-    for name, k in counts.items():
+    for name, k in rates.share_counts().items():
         out[name] = shares[name]
         out[f"{name}_ci"] = [float(x) for x in wilson_interval(k, rates.n)] if rates.n else None
     return {**out, "n": rates.n, "n_pass": rates.n_pass, "n_fail": rates.n_fail}

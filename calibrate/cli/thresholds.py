@@ -235,10 +235,9 @@ def _status_sentence(s: lib.StepThresholds) -> str:
 def _shares(r: lib.Rates | None) -> str:
     if r is None or not r.n:
         return "n/a"
-    counts = (r.n_pass, r.n_fail, r.n - r.n_pass - r.n_fail)
     parts = [
         f"{_share(k, r.n)} {words}"
-        for k, words in zip(counts, ("pass", "fail", "to a person"), strict=True)
+        for k, words in zip(r.share_counts().values(), ("pass", "fail", "to a person"), strict=True)
     ]
     return f"{', '.join(parts)} (of {r.n} labeled; 95% Wilson)"
 
