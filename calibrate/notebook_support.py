@@ -742,7 +742,7 @@ def check_blocks(
     str
         Record text in the comments has its control characters removed.
     """
-    from calibrate.analysis.enforced_advice import enforced_advice
+    from calibrate.analysis.enforced_advice import attach_enforced_advice
     from calibrate.analysis.threshold_steps import ThresholdsReport, suggest_from_store
     from calibrate.cli.thresholds import yaml_blocks
     from calibrate.dataset import Filters
@@ -754,11 +754,8 @@ def check_blocks(
     limits = {"alpha": opts.alpha, "delta": opts.delta, "beta": opts.beta}
     # What `calibrate thresholds --format yaml` runs, at the same limits.
     report = suggest_from_store(con, filters, needed_share=opts.min_coverage, **limits)
-    advice = enforced_advice(con, filters, min_coverage=opts.min_coverage, **limits)
-    searched = {}
-    for s in report.steps:
-        s.enforced = advice.get((s.process, s.step))
-        searched[(s.process, s.step)] = s
+    attach_enforced_advice(con, report, filters, min_coverage=opts.min_coverage)
+    searched = {(s.process, s.step): s for s in report.steps}
     out = []
     for st in steps:
         head = strip_control(f"# {st.process} / {st.step} · model {st.model}: {st.decision}")

@@ -19,7 +19,7 @@ from typing import Any
 from calibrate.analysis.enforced_step import KEEP_ENFORCED, RETURN_TO_ADVISORY
 from calibrate.defaults import NEEDED_SHARE, ReadinessOptions
 
-__all__ = ["KEEP_ENFORCED", "RETURN_TO_ADVISORY", "enforced_advice"]
+__all__ = ["KEEP_ENFORCED", "RETURN_TO_ADVISORY", "attach_enforced_advice", "enforced_advice"]
 
 #: Bootstrap resamples of the calibration the assessment computes: its figures are not read
 #: here, and no decision rests on them.
@@ -87,3 +87,24 @@ def enforced_advice(
                 "suggestion": (enforced["suggestion"] or {}).get("kind"),
             }
     return out
+
+
+def attach_enforced_advice(
+    con: Any,
+    report: Any,
+    filters: Any = None,
+    *,
+    min_coverage: float = NEEDED_SHARE,
+) -> Any:
+    """Set each step's ``enforced`` of a threshold search to :func:`enforced_advice` (in place).
+
+    ``report`` is a :class:`~calibrate.analysis.threshold_steps.ThresholdsReport` of the same
+    store and ``filters``; the report's limits are read from it. What ``calibrate thresholds``
+    and the notebooks' check blocks print for an enforced step is then the report's advice.
+    Returns ``report``.
+    """
+    advice = enforced_advice(con, filters, alpha=report.alpha, delta=report.delta,
+                             beta=report.beta, min_coverage=min_coverage)  # fmt: skip
+    for s in report.steps:
+        s.enforced = advice.get((s.process, s.step))
+    return report

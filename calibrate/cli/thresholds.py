@@ -152,12 +152,9 @@ def thresholds_command(
         )  # fmt: skip
         if fmt is not Format.csv:
             # An enforced step's block is the report's (keep it so, or return it to advisory).
-            from calibrate.analysis.enforced_advice import enforced_advice
+            from calibrate.analysis.enforced_advice import attach_enforced_advice
 
-            advice = enforced_advice(con, filters, alpha=alpha, delta=delta, beta=beta,
-                                     min_coverage=needed_share)  # fmt: skip
-            for s in report.steps:
-                s.enforced = advice.get((s.process, s.step))
+            attach_enforced_advice(con, report, filters, min_coverage=needed_share)
     finally:
         con.close()
     for s in report.steps:
