@@ -38,10 +38,11 @@ CREATE OR REPLACE TEMP MACRO json_attempt(j) AS (
     CASE WHEN json_whole(j) BETWEEN 1 AND 2147483647 THEN json_whole(j) END);
 -- An attempt written as text (a table cell): digits, optionally ".0" ('1.5' must not round to 2).
 -- Blanks around are allowed; the digits are taken by the pattern (measured: cheaper than a trim).
+-- The digits are named once, in a lambda, as iso_time's time (below).
 CREATE OR REPLACE TEMP MACRO text_attempt(t) AS (
-    CASE WHEN try_cast(regexp_extract(t, '^[\s\x0b\x1c-\x1f\x85\p{Z}]*([0-9]{1,10})(?:\.0*)?[\s\x0b\x1c-\x1f\x85\p{Z}]*$', 1) AS BIGINT)
-              BETWEEN 1 AND 2147483647
-         THEN try_cast(regexp_extract(t, '^[\s\x0b\x1c-\x1f\x85\p{Z}]*([0-9]{1,10})(?:\.0*)?[\s\x0b\x1c-\x1f\x85\p{Z}]*$', 1) AS BIGINT) END);
+    list_transform(
+        [try_cast(regexp_extract(t, '^[\s\x0b\x1c-\x1f\x85\p{Z}]*([0-9]{1,10})(?:\.0*)?[\s\x0b\x1c-\x1f\x85\p{Z}]*$', 1) AS BIGINT)],
+        lambda x: CASE WHEN x BETWEEN 1 AND 2147483647 THEN x END)[1]);
 -- Why an attempt (j, its JSON value; x, its value as a number, NULL when none) is not one, after
 -- the field's name p: too large is said apart, as a positive integer can be too large.
 CREATE OR REPLACE TEMP MACRO attempt_reason(p, j, x) AS (
