@@ -68,6 +68,11 @@ PREDICTED_START_SHARE = 0.25
 HOPELESS_POWER = 0.05
 
 
+def spread_for(n_labels: int) -> int:
+    """The ``spread`` of :func:`checkpoint_weights` for a path of a step with ``n_labels`` labels."""
+    return SPREAD if n_labels >= SPREAD_FROM else 0
+
+
 def power_start(limit: float, level: float, *, share: float = POWER_SHARE) -> int:
     """Fewest decisions at which an observed rate of ``share * limit`` would be certified.
 

@@ -93,7 +93,7 @@ def fixed_paths(data: StepData, *, delta: float, beta: float | None = None) -> l
         makers = [lambda c, v=v: replace(v, confidence=c) for v in variants]
     # From SPREAD_FROM labels the later checkpoints' share is spread along each path too (counts
     # and positions only): the last doubling mark may sit just short of the best candidates.
-    spread = fallback_walk.SPREAD if data.n >= fallback_walk.SPREAD_FROM else 0
+    spread = fallback_walk.spread_for(data.n)
     paths = [
         _one_path(code, conf, usable, data, make, delta / len(codes), spread)
         for code, make in zip(codes, makers, strict=True)

@@ -254,7 +254,7 @@ def front_path(
         configs=configs,
         n_total=counted.n,
         power_share=fallback_walk.PASS_POWER_SHARE,
-        spread=fallback_walk.SPREAD if data.n >= fallback_walk.SPREAD_FROM else 0,
+        spread=fallback_walk.spread_for(data.n),
     )
 
 
