@@ -67,9 +67,12 @@ _SQL_FLAGS = {
         FROM decisions d
         JOIN (SELECT run_id, step, attempt, min(checked_at) AS first_at FROM checks GROUP BY ALL) c
           USING (run_id, step, attempt)
-        -- A date alone (stored as midnight UTC) is the whole day: before the check only when its day is.
-        WHERE d.decided_at < CASE WHEN d.decided_at = date_trunc('day', d.decided_at)
-                                  THEN date_trunc('day', c.first_at) ELSE c.first_at END""",
+        -- A date alone (stored as midnight UTC) is the whole day, as the audit_labels view reads
+        -- it (the same test, free of the session's time zone): before the check only when its
+        -- day is.
+        WHERE CASE WHEN epoch_us(d.decided_at) % 86400000000 = 0
+                   THEN d.decided_at + INTERVAL 1 DAY <= c.first_at
+                   ELSE d.decided_at < c.first_at END""",
     "conflicting_decisions": """
         SELECT c.run_id, c.step, c.attempt, l.n_decisions || ' decisions, the latest ' || l.decision AS detail
         FROM check_labels l JOIN checks c USING (check_id) WHERE l.conflict""",
