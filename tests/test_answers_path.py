@@ -49,7 +49,7 @@ def test_answers_path_never_reads_a_label():
     assert (again.false_pass != path.false_pass).any()  # ... tested on other labels
 
 
-def test_answers_path_certifies_more_than_the_learned_path_alone(monkeypatch):
+def test_answers_path_certifies_on_every_label(monkeypatch):
     # Three questions from an overconfident judge at 300 labels: the answers order the submissions
     # as well as 150 labels do, and every one of the 300 labels tests them.
     data = _overconfident_three()
@@ -60,14 +60,16 @@ def test_answers_path_certifies_more_than_the_learned_path_alone(monkeypatch):
     # Each path's walk marks its own choice; the suggestion is the answers path's.
     chosen = res.candidates[res.candidates["chosen"] & (res.candidates["path"] == 0)]
     assert list(chosen["thresholds"]) == [describe_config(res.suggested)]
+    assert res.expected.n_pass / data.n > 0.8
     monkeypatch.setattr(
         threshold_search, "ANSWERS_PATH_BELOW", 0
     )  # the learned path alone, at the full delta
     alone = th.find_thresholds(_overconfident_three(), alpha=0.1, delta=0.1, beta=0.3,
                                relearn_lists=True)  # fmt: skip
     assert alone.method == "learned_path" and alone.n_search > 0
-    passes = res.expected.n_pass / data.n
-    assert passes > 0.8 and (alone.status != "ok" or alone.expected.n_pass / data.n < 0.6)
+    # Ordered by the label model fitted on its 150 search labels over all 300 rows' answers, the
+    # learned path alone certifies as much here (ordered by the 150 labels' own counts: < 60%).
+    assert alone.status == "ok" and alone.expected.n_pass / data.n > 0.8
 
 
 def test_learned_path_alone_from_the_bound():

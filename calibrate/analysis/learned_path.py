@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from calibrate.analysis import certify, fallback_walk
+from calibrate.analysis.answer_model import fitted_badness
 from calibrate.analysis.learned_options import (
     Cells,
     Layout,
@@ -120,15 +121,23 @@ def _neighbourhood(
     return keys[first], (arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3])
 
 
+def split(data: StepData, *, search_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The search and certification parts' row indices (stratified by label), made once per data."""
+    key = ("split", search_fraction, seed)
+    if key not in data.cache:
+        data.cache[key] = certify.stratified_split(
+            data.acceptable, search_fraction=search_fraction, seed=seed
+        )
+    return data.cache[key]
+
+
 def _prepared(
     data: StepData, *, search_fraction: float, seed: int, relearn_lists: bool
 ) -> tuple[np.ndarray, np.ndarray, Layout, Cells]:
     """The split, the layout and the cells of a learned path: they do not depend on alpha or beta."""
     key = ("joint", search_fraction, seed, relearn_lists)
     if key not in data.cache:
-        search, cert = certify.stratified_split(
-            data.acceptable, search_fraction=search_fraction, seed=seed
-        )
+        search, cert = split(data, search_fraction=search_fraction, seed=seed)
         layout = option_layout(data, search, relearn_lists=relearn_lists)
         cells = Cells.of(layout, ~data.acceptable[search], data.forced_unsure[search])
         data.cache[key] = (search, cert, layout, cells)
@@ -298,5 +307,51 @@ def joint_path(
     path = front_path(
         data, layout, cells, cert_data, alpha=alpha, delta=delta, beta=beta,
         scale=cert.size / max(search.size, 1),
+    )  # fmt: skip
+    return path, search, cert
+
+
+def fitted_path(
+    data: StepData,
+    *,
+    alpha: float,
+    delta: float,
+    beta: float,
+    relearn_lists: bool,
+    search_fraction: float,
+    seed: int,
+) -> tuple[Path, np.ndarray, np.ndarray]:
+    """The learned path, ordered by a model of the label fitted on the search part.
+
+    As :func:`joint_path` (same split, same search, the same certification
+    part), but the search reads every labeled row with its label replaced by
+    the chance it is not acceptable given its answers
+    (:func:`~calibrate.analysis.answer_model.fitted_badness`: a ridge-penalised
+    logistic regression fitted on the search part's labels alone). A few
+    parameters fitted on the search part order the candidates over every
+    row's answers, where :func:`joint_path` reads each candidate's rate off
+    the search rows it passes; the certification part's labels are read only
+    by the tests. Falls back to :func:`joint_path` when the search part holds
+    one label class (nothing to fit).
+    """
+    search, cert = split(data, search_fraction=search_fraction, seed=seed)
+    key = ("fitted", search_fraction, seed, relearn_lists)
+    if key not in data.cache:
+        bad = fitted_badness(data, search)
+        if bad is None:
+            data.cache[key] = None
+        else:
+            every = np.arange(data.n)
+            # A relearned choice list orders its names by the fitted chance too, not by labels.
+            layout = option_layout(data, every, relearn_lists=relearn_lists, order_by=1.0 - bad)
+            data.cache[key] = (layout, Cells.predicted(layout, bad, data.forced_unsure))
+    if data.cache[key] is None:
+        return joint_path(data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
+                          search_fraction=search_fraction, seed=seed)  # fmt: skip
+    layout, cells = data.cache[key]
+    cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
+    path = front_path(
+        data, layout, cells, cert_data, alpha=alpha, delta=delta, beta=beta,
+        scale=cert.size / max(data.n, 1),
     )  # fmt: skip
     return path, search, cert

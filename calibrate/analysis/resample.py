@@ -35,20 +35,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 
 from calibrate.analysis import fixed_paths
+from calibrate.analysis.answer_model import MODEL_C, features, label_model  # re-exported
 from calibrate.analysis.logistic import ridge_logistic  # re-exported
 from calibrate.analysis.step_data import StepData
 from calibrate.analysis.threshold_search import LEARNED_ONLY_FROM
 from calibrate.profile import Kind
 
-__all__ = ["features", "label_model", "learns_alone", "resample", "ridge_logistic"]
-
-#: Inverse strength of the label model's ridge penalty (scikit-learn's ``C``, standardised answers).
-MODEL_C = 1.0
-#: A yes-probability is read on the logit scale, clipped this far from 0 and 1.
-_CLIP = 1e-3
+__all__ = ["MODEL_C", "features", "label_model", "learns_alone", "resample", "ridge_logistic"]
 
 
 def learns_alone(data: StepData, m: int, *, relearn_lists: bool = False) -> bool:
@@ -68,60 +63,6 @@ def learns_alone(data: StepData, m: int, *, relearn_lists: bool = False) -> bool
         return False
     relearn = relearn_lists and len(qs) == 1 and qs[0].kind is Kind.CHOICE
     return not (fixed_paths.applies(data) and not (relearn and m >= LEARNED_ONLY_FROM))
-
-
-def features(data: StepData) -> np.ndarray:
-    """The answers of each labeled row as standardised numbers, the label model's inputs.
-
-    Whether the check was forced unsure (an error verdict or an incomplete
-    answer), then per question: a yes-probability on the logit scale, with
-    indicators of 0, 1 and missing (judges answer ties at the ends of the
-    scale, and the share of errors there need not follow the logit); a
-    rubric level or a choice name as indicators; the confidence, when the
-    question has one, as a number with indicators of 1 and missing. The
-    model is additive: confidence given with each level or name alike was
-    measured to advise closer to what fresh datasets certify than one
-    confidence per level or name (fewer parameters on a few hundred
-    labels). Constant columns are dropped.
-    """
-    cols: list[np.ndarray] = [data.forced_unsure.astype(float)]
-    for i, q in enumerate(data.questions):
-        if q.kind is Kind.YES_NO:
-            p = data.answer[i].astype(float)
-            miss = ~np.isfinite(p)
-            lp = np.clip(np.where(miss, 0.5, p), _CLIP, 1.0 - _CLIP)
-            cols += [np.log(lp / (1.0 - lp)), miss, p >= 1.0, p <= 0.0]
-        else:
-            codes = pd.factorize(pd.Series(data.answer[i], dtype=object), use_na_sentinel=True)[0]
-            cols += list((codes[:, None] == np.arange(codes.max() + 1)).T)
-        conf = data.confidence[i].astype(float)
-        has_conf = np.isfinite(conf)
-        if has_conf.any():
-            cols += [np.where(has_conf, conf, 0.0), ~has_conf, conf >= 1.0]
-    x = np.column_stack(cols).astype(float)
-    sd = x.std(axis=0)
-    keep = sd > 1e-12
-    return (x[:, keep] - x[:, keep].mean(axis=0)) / sd[keep]
-
-
-def label_model(data: StepData, weights: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
-    """The probability each of today's rows is labeled acceptable, from a weighted logistic fit.
-
-    A ridge-penalised logistic regression of the label on :func:`features`
-    (penalty ``||b||^2 / (2 * MODEL_C)`` on the slopes, the intercept free;
-    the same fit as scikit-learn's ``LogisticRegression(C=MODEL_C)``), each
-    row weighted by its share of the world (``weights``, summing to 1) times
-    the rows. With one label class only, or no informative answer, the
-    world's share of acceptable rows.
-    """
-    y = data.acceptable
-    base = float(np.average(y, weights=weights))
-    if y.all() or not y.any():
-        return np.full(data.n, base)
-    x = features(data) if x is None else x
-    if x.shape[1] == 0:
-        return np.full(data.n, base)
-    return ridge_logistic(x, y.astype(float), weights * data.n, 1.0 / MODEL_C)[1]
 
 
 def resample(rng: np.random.Generator, data: StepData, m: int, *,

@@ -91,7 +91,7 @@ import pandas as pd
 
 from calibrate.analysis import fixed_paths
 from calibrate.analysis.answers_path import answers_path, answers_path_applies
-from calibrate.analysis.learned_path import certification_part, joint_path
+from calibrate.analysis.learned_path import certification_part, fitted_path, joint_path
 from calibrate.analysis.paths import (
     NEVER_FAILING_BELOW,
     Path,
@@ -424,7 +424,7 @@ def find_thresholds(
             paths.append(a_path)
         path, n_search, n_cert = _learned_path(
             data, alpha=alpha, delta=learned_delta, beta=beta, relearn_lists=relearn_lists,
-            search_fraction=search_fraction, seed=seed, min_decided=min_decided,
+            search_fraction=search_fraction, seed=seed, min_decided=min_decided, fitted=True,
         )  # fmt: skip
         paths.append(path)
         winner, suggested = _union_choice(paths, data, frames, alpha=alpha, beta=beta,
@@ -533,9 +533,12 @@ def today_note(n_reviews: int, n_after_switch: int) -> str:
 
 def _learned_path(
     data: StepData, *, alpha: float, delta: float, beta: float, relearn_lists: bool,
-    search_fraction: float, seed: int, min_decided: float,
+    search_fraction: float, seed: int, min_decided: float, fitted: bool = False,
 ) -> tuple[Path, int, int]:  # fmt: skip
-    """The learned path (:func:`joint_path`) and the sizes of its search and certification parts.
+    """The learned path and the sizes of its search and certification parts.
+
+    Ordered by the search part's labels (:func:`joint_path`), or with ``fitted``
+    by a model of the label fitted on them (:func:`fitted_path`).
 
     On fewer than :data:`NEVER_FAILING_BELOW` labels its never-failing twins
     come first (:func:`~calibrate.analysis.paths.with_never_failing`), only
@@ -543,7 +546,7 @@ def _learned_path(
     decides only what it passes). With false fails uncontrolled
     (``beta = 1``) no candidate has a false-fail test to spare.
     """
-    path, search, cert = joint_path(
+    path, search, cert = (fitted_path if fitted else joint_path)(
         data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
         search_fraction=search_fraction, seed=seed,
     )  # fmt: skip
