@@ -410,7 +410,9 @@ def find_thresholds(
     elif data.n:
         # Several questions: a path learned on a split. Below ANSWERS_PATH_BELOW labels a path
         # ordered by the answers alone joins it, tested on every label at ANSWERS_SHARE of delta
-        # (union bound; the learned path gets the rest).
+        # (union bound; the learned path gets the rest). With several questions the learned path
+        # is ordered by the label model fitted on its search part (one relearned choice list keeps
+        # the labels' own order: the fitted order certified less there, docs/method.md).
         with_answers = data.n < ANSWERS_PATH_BELOW and answers_path_applies(data)
         answers_delta = ANSWERS_SHARE * delta if with_answers else 0.0
         learned_delta = delta - answers_delta
@@ -424,7 +426,8 @@ def find_thresholds(
             paths.append(a_path)
         path, n_search, n_cert = _learned_path(
             data, alpha=alpha, delta=learned_delta, beta=beta, relearn_lists=relearn_lists,
-            search_fraction=search_fraction, seed=seed, min_decided=min_decided, fitted=True,
+            search_fraction=search_fraction, seed=seed, min_decided=min_decided,
+            fitted=len(data.questions) > 1,
         )  # fmt: skip
         paths.append(path)
         winner, suggested = _union_choice(paths, data, frames, alpha=alpha, beta=beta,
