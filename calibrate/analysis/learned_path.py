@@ -324,15 +324,16 @@ def fitted_path(
     """The learned path, ordered by a model of the label fitted on the search part.
 
     As :func:`joint_path` (same split, same search, the same certification
-    part), but the search reads every labeled row with its label replaced by
+    part), but the search reads each search row with its label replaced by
     the chance it is not acceptable given its answers
-    (:func:`~calibrate.analysis.answer_model.fitted_badness`: a ridge-penalised
-    logistic regression fitted on the search part's labels alone). A few
-    parameters fitted on the search part order the candidates over every
-    row's answers, where :func:`joint_path` reads each candidate's rate off
-    the search rows it passes; the certification part's labels are read only
-    by the tests. Falls back to :func:`joint_path` when the search part holds
-    one label class (nothing to fit).
+    (:func:`~calibrate.analysis.answer_model.fitted_badness`: a
+    ridge-penalised logistic regression fitted on the search part's labels).
+    A few parameters pooled over all the search rows rank the candidates,
+    where :func:`joint_path` reads each candidate's rate off the few bad
+    labels among its own passes. Everything that builds the path reads the
+    search part alone (its labels and answers), so the certification part
+    tests it as a path fixed in advance. Falls back to :func:`joint_path`
+    when the search part holds one label class or no answer varies on it.
     """
     search, cert = split(data, search_fraction=search_fraction, seed=seed)
     key = ("fitted", search_fraction, seed, relearn_lists)
@@ -341,10 +342,10 @@ def fitted_path(
         if bad is None:
             data.cache[key] = None
         else:
-            every = np.arange(data.n)
             # A relearned choice list orders its names by the fitted chance too, not by labels.
-            layout = option_layout(data, every, relearn_lists=relearn_lists, order_by=1.0 - bad)
-            data.cache[key] = (layout, Cells.predicted(layout, bad, data.forced_unsure))
+            layout = option_layout(data, search, relearn_lists=relearn_lists, order_by=1.0 - bad)
+            cells = Cells.predicted(layout, bad[search], data.forced_unsure[search])
+            data.cache[key] = (layout, cells)
     if data.cache[key] is None:
         return joint_path(data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
                           search_fraction=search_fraction, seed=seed)  # fmt: skip
@@ -352,6 +353,6 @@ def fitted_path(
     cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
     path = front_path(
         data, layout, cells, cert_data, alpha=alpha, delta=delta, beta=beta,
-        scale=cert.size / max(data.n, 1),
+        scale=cert.size / max(search.size, 1),
     )  # fmt: skip
     return path, search, cert

@@ -52,7 +52,9 @@ class StepThresholds:
         certify), ``"fixed_and_learned_paths"`` (the same at half of delta,
         with a learned path at the other half; ``n_search`` is 0 when a fixed
         path certified the suggestion), ``"learned_path"`` (search part +
-        certification part) or ``"answers_and_learned_paths"`` (several
+        certification part; with several questions the path is ordered by a
+        label model fitted on the search part,
+        :func:`~calibrate.analysis.learned_path.fitted_path`) or ``"answers_and_learned_paths"`` (several
         questions below :data:`~calibrate.analysis.threshold_search.ANSWERS_PATH_BELOW` labels: a path ordered by
         the answers alone, tested on every label at :data:`~calibrate.analysis.threshold_search.ANSWERS_SHARE` of
         delta, beside the learned path at the rest; ``n_search`` is 0 when
