@@ -126,17 +126,16 @@ def test_nice_threshold_prefers_the_loose_end_with_few_places():
         certify.nice_threshold(0.1, 0.5, prefer="middle")
 
 
-def test_stratified_split_keeps_label_shares_and_is_seeded():
-    y = np.r_[np.ones(70, bool), np.zeros(30, bool)]
-    s, c = certify.stratified_split(y, search_fraction=0.5, seed=3)
-    assert sorted(np.r_[s, c].tolist()) == list(range(100))
-    assert y[s].sum() == 35 and (~y[s]).sum() == 15
-    s2, _ = certify.stratified_split(y, search_fraction=0.5, seed=3)
+def test_random_split_reads_no_label_and_is_seeded():
+    s, c = certify.random_split(100, search_fraction=0.5, seed=3)
+    assert sorted(np.r_[s, c].tolist()) == list(range(100)) and s.size == 50
+    s2, _ = certify.random_split(100, search_fraction=0.5, seed=3)
     assert (s == s2).all()
-    s3, _ = certify.stratified_split(y, search_fraction=0.5, seed=4)
+    s3, _ = certify.random_split(100, search_fraction=0.5, seed=4)
     assert not (s == s3).all()
+    assert certify.random_split(101, search_fraction=0.27, seed=0)[0].size == 27
     with pytest.raises(ValueError, match="search_fraction"):
-        certify.stratified_split(y, search_fraction=1.0)
+        certify.random_split(100, search_fraction=1.0)
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.01, 0.02, 0.04])

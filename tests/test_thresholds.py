@@ -507,7 +507,7 @@ def test_chance_evaluator_is_unattainable(n):
 
 
 def test_three_questions_certified_with_enough_data_and_valid_check():
-    data = three_questions(3000, np.random.default_rng(21))
+    data = three_questions(3000, np.random.default_rng(22))
     res = th.find_thresholds(data, alpha=ALPHA, delta=DELTA, beta=BETA)
     assert res.method == "learned_path" and res.n_search + res.n_certify == 3000
     assert res.status == "ok"

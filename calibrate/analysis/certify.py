@@ -5,7 +5,7 @@ Every function takes and returns arrays; nothing here knows about check-1.
 
 The chain, in the order the search uses it:
 
-1. :func:`stratified_split` splits the labeled submissions into a search part
+1. :func:`random_split` splits the labeled submissions into a search part
    and a certification part (only when the path must be learned).
 2. :func:`calibrate.analysis.score_paths.score_path` counts at every
    distinct threshold of one score.
@@ -228,32 +228,28 @@ def nice_threshold(
     return None if max_decimals < 15 else float(high)
 
 
-def stratified_split(
-    labels: Any, *, search_fraction: float, seed: int | np.random.Generator | None = 0
-) -> tuple[np.ndarray, np.ndarray]:
-    """Split indices into a search part and a certification part, stratified by label.
+def random_split(n: int, *, search_fraction: float,
+                 seed: int | np.random.Generator | None = 0) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Split ``n`` labeled rows at random into a search part and a certification part.
 
-    Each label class is shuffled with ``seed`` and its first
-    ``round(search_fraction * size)`` members go to the search part, so both
-    parts keep the labeled acceptable share.
+    The first ``round(search_fraction * n)`` rows of a permutation drawn with
+    ``seed`` are the search part. No label is read: given the search part,
+    the certification part is an independent sample of the submissions, so
+    an exact test on it is exact whatever the search part chose. (Until
+    2026-12 each label class was split apart, which tied the two parts'
+    shares of bad rows to each other, outside the proof.)
 
     Returns
     -------
     search, certify : ndarray of int
         Sorted indices.
     """
-    y = np.asarray(labels, dtype=bool)
     if not 0.0 < search_fraction < 1.0:
         raise ValueError(f"search_fraction must be in (0, 1), got {search_fraction!r}")
-    rng = np.random.default_rng(seed)
-    search = []
-    for cls in (False, True):
-        idx = np.flatnonzero(y == cls)
-        rng.shuffle(idx)
-        search.append(idx[: int(round(search_fraction * idx.size))])
-    s = np.sort(np.concatenate(search))
+    order = np.random.default_rng(seed).permutation(int(n))
+    s = np.sort(order[: int(round(search_fraction * n))])
     # The complement by a mask: setdiff1d hashes both sides (a third of a 100k-label search).
-    rest = np.ones(y.size, bool)
+    rest = np.ones(int(n), bool)
     rest[s] = False
     return s, np.flatnonzero(rest)
 

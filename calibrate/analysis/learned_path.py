@@ -122,12 +122,10 @@ def _neighbourhood(
 
 
 def split(data: StepData, *, search_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The search and certification parts' row indices (stratified by label), made once per data."""
+    """The search and certification parts' row indices (at random, no label read), made once."""
     key = ("split", search_fraction, seed)
     if key not in data.cache:
-        data.cache[key] = certify.stratified_split(
-            data.acceptable, search_fraction=search_fraction, seed=seed
-        )
+        data.cache[key] = certify.random_split(data.n, search_fraction=search_fraction, seed=seed)
     return data.cache[key]
 
 

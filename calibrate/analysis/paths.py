@@ -338,7 +338,7 @@ def yes_no_paths(
     changing a decision on the labeled data, and written as a short decimal.
     Every label certifies the fail path. From :data:`LEARNED_START_FROM`
     labels (and with ``alpha`` given) the pass path's first checkpoint is
-    learned on a stratified :data:`LEARNED_START_SHARE` of them
+    learned on a random :data:`LEARNED_START_SHARE` of them
     (:func:`fallback_walk.learned_start`), and the rest certify the passes: a start
     read from counts alone suits an error rate rising along the path, not one
     that is flat near ``alpha`` or high at the very top (confident mistakes).
@@ -352,9 +352,7 @@ def yes_no_paths(
     split = alpha is not None and data.n >= LEARNED_START_FROM
     key = ("learned_start_paths", seed)
     if split and key not in data.cache:  # the split and its counts do not depend on alpha or delta
-        search, cert = certify.stratified_split(
-            data.acceptable, search_fraction=LEARNED_START_SHARE, seed=seed
-        )
+        search, cert = certify.random_split(data.n, search_fraction=LEARNED_START_SHARE, seed=seed)
         # Each part's classes sorted once: the parts' paths and, added up, every label's.
         parts = [score_paths.sorted_parts(p[i], bad[i]) for i in (search, cert)]
         data.cache[key] = (

@@ -33,10 +33,10 @@ fixed-sequence walk).
   ``delta`` to the passes and the rest to the fails (Bonferroni), so both
   bounds hold together with probability ``1 - delta``. From
   :data:`~calibrate.analysis.paths.LEARNED_START_FROM` labels the pass
-  walk's first checkpoint is learned on a stratified fifth of them and the
+  walk's first checkpoint is learned on a random fifth of them and the
   passes are certified on the rest.
 * **Anything else.** The path must be learned
-  (:mod:`calibrate.analysis.learned_path`): a stratified random part of the
+  (:mod:`calibrate.analysis.learned_path`): a random part of the
   labels (seeded; :func:`search_share`) proposes candidates by block
   coordinate ascent on the Lagrangian of "decide the most within alpha and
   beta" and orders their Pareto front by observed risk; the rest certifies.
@@ -286,7 +286,7 @@ def find_thresholds(
         default :func:`search_share` of the number of labels (0.5 up to 800
         labels, then 400 labels, at least a quarter).
     seed : int, default=0
-        Seed of the stratified split.
+        Seed of the random split.
     judge_unattainable : bool, default=True
         When nothing is certified, tell ``unattainable`` from
         ``insufficient_data`` on a set of candidates that does not move with
