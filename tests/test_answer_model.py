@@ -28,7 +28,7 @@ def test_fitted_badness_is_scikit_learns_logistic_regression_on_the_rows():
 def test_the_fitted_order_reads_nothing_of_the_certification_part():
     data = _three()
     kw = dict(alpha=0.1, delta=0.1, beta=0.3, relearn_lists=False, search_fraction=0.5, seed=0)
-    path, search, cert = learned_path.fitted_path(data, **kw)
+    path, search, cert = learned_path.joint_path(data, fitted=True, **kw)
     # Every certification label flipped and every certification answer taken from another
     # dataset: the model's predictions on the search part, the candidates and their order are
     # the same, only the counts the tests read change.
@@ -45,7 +45,7 @@ def test_the_fitted_order_reads_nothing_of_the_certification_part():
     other.cache[("split", 0.5, 0)] = (search, cert)
     bad = answer_model.fitted_badness(data, search)
     np.testing.assert_allclose(answer_model.fitted_badness(other, search)[search], bad[search])
-    path2, search2, _ = learned_path.fitted_path(other, **kw)
+    path2, search2, _ = learned_path.joint_path(other, fitted=True, **kw)
     np.testing.assert_array_equal(search2, search)
     assert path2.describe == path.describe and len(path.describe) > 3
     assert not np.array_equal(path2.n_pass, path.n_pass)
@@ -59,6 +59,6 @@ def test_one_label_class_in_the_search_part_falls_back_to_the_labels_order():
     assert answer_model.fitted_badness(data, few) is None
     good = replace(data, acceptable=np.ones(data.n, bool))
     kw = dict(alpha=0.1, delta=0.1, beta=0.3, relearn_lists=False, search_fraction=0.5, seed=0)
-    fitted, _, _ = learned_path.fitted_path(good, **kw)
+    fitted, _, _ = learned_path.joint_path(good, fitted=True, **kw)
     joint, _, _ = learned_path.joint_path(replace(good), **kw)
     assert fitted.describe == joint.describe

@@ -5,7 +5,7 @@
 (the labels-needed resampling, :mod:`calibrate.analysis.resample`, draws new
 labels from it); :func:`fitted_badness` fits it on some rows' labels only and
 predicts every row (the fitted order of a learned path,
-:func:`calibrate.analysis.learned_path.fitted_path`). One small exact solver
+:func:`calibrate.analysis.learned_path.joint_path` with ``fitted``). One small exact solver
 does both fits (:func:`calibrate.analysis.logistic.ridge_logistic`).
 """
 

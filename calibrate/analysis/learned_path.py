@@ -130,14 +130,26 @@ def split(data: StepData, *, search_fraction: float, seed: int) -> tuple[np.ndar
 
 
 def _prepared(
-    data: StepData, *, search_fraction: float, seed: int, relearn_lists: bool
-) -> tuple[np.ndarray, np.ndarray, Layout, Cells]:
-    """The split, the layout and the cells of a learned path: they do not depend on alpha or beta."""
-    key = ("joint", search_fraction, seed, relearn_lists)
+    data: StepData, *, search_fraction: float, seed: int, relearn_lists: bool,
+    fitted: bool = False,
+) -> tuple[np.ndarray, np.ndarray, Layout, Cells]:  # fmt: skip
+    """The split, the layout and the cells of a learned path: they do not depend on alpha or beta.
+
+    The cells hold the search rows' labels, or with ``fitted`` the chance each
+    is not acceptable (:func:`~calibrate.analysis.answer_model.fitted_badness`,
+    fitted on the search part); the labels when there is nothing to fit.
+    """
+    key = ("joint", search_fraction, seed, relearn_lists, fitted)
     if key not in data.cache:
         search, cert = split(data, search_fraction=search_fraction, seed=seed)
-        layout = option_layout(data, search, relearn_lists=relearn_lists)
-        cells = Cells.of(layout, ~data.acceptable[search], data.forced_unsure[search])
+        bad = fitted_badness(data, search) if fitted else None
+        if bad is None:
+            layout = option_layout(data, search, relearn_lists=relearn_lists)
+            cells = Cells.of(layout, ~data.acceptable[search], data.forced_unsure[search])
+        else:
+            # A relearned choice list orders its names by the fitted chance too, not by labels.
+            layout = option_layout(data, search, relearn_lists=relearn_lists, order_by=1.0 - bad)
+            cells = Cells.predicted(layout, bad[search], data.forced_unsure[search])
         data.cache[key] = (search, cert, layout, cells)
     return data.cache[key]
 
@@ -284,6 +296,7 @@ def joint_path(
     relearn_lists: bool,
     search_fraction: float,
     seed: int,
+    fitted: bool = False,
 ) -> tuple[Path, np.ndarray, np.ndarray]:
     """Learn a joint path on the search part and count it on the certification part.
 
@@ -298,56 +311,20 @@ def joint_path(
     ``max(false-pass rate / alpha, false-fail rate / beta)``, keeping each only
     if it decides more than every less risky one (a Pareto front, strictest
     first).
+
+    With ``fitted``, ``bad`` is not a search row's label but the chance it is
+    not acceptable given its answers
+    (:func:`~calibrate.analysis.answer_model.fitted_badness`, a
+    ridge-penalised logistic regression fitted on the search part's labels):
+    a few parameters pooled over all the search rows rank the candidates,
+    where the labels alone give each candidate's rate from the few bad labels
+    among its own passes. Either way everything that builds the path reads the
+    search part alone, so the certification part tests it as a path fixed in
+    advance. A search part with too few rows of either label, or no varying
+    answer, falls back to its labels.
     """
     search, cert, layout, cells = _prepared(data, search_fraction=search_fraction, seed=seed,
-                                            relearn_lists=relearn_lists)  # fmt: skip
-    cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
-    path = front_path(
-        data, layout, cells, cert_data, alpha=alpha, delta=delta, beta=beta,
-        scale=cert.size / max(search.size, 1),
-    )  # fmt: skip
-    return path, search, cert
-
-
-def fitted_path(
-    data: StepData,
-    *,
-    alpha: float,
-    delta: float,
-    beta: float,
-    relearn_lists: bool,
-    search_fraction: float,
-    seed: int,
-) -> tuple[Path, np.ndarray, np.ndarray]:
-    """The learned path, ordered by a model of the label fitted on the search part.
-
-    As :func:`joint_path` (same split, same search, the same certification
-    part), but the search reads each search row with its label replaced by
-    the chance it is not acceptable given its answers
-    (:func:`~calibrate.analysis.answer_model.fitted_badness`: a
-    ridge-penalised logistic regression fitted on the search part's labels).
-    A few parameters pooled over all the search rows rank the candidates,
-    where :func:`joint_path` reads each candidate's rate off the few bad
-    labels among its own passes. Everything that builds the path reads the
-    search part alone (its labels and answers), so the certification part
-    tests it as a path fixed in advance. Falls back to :func:`joint_path`
-    when the search part holds one label class or no answer varies on it.
-    """
-    search, cert = split(data, search_fraction=search_fraction, seed=seed)
-    key = ("fitted", search_fraction, seed, relearn_lists)
-    if key not in data.cache:
-        bad = fitted_badness(data, search)
-        if bad is None:
-            data.cache[key] = None
-        else:
-            # A relearned choice list orders its names by the fitted chance too, not by labels.
-            layout = option_layout(data, search, relearn_lists=relearn_lists, order_by=1.0 - bad)
-            cells = Cells.predicted(layout, bad[search], data.forced_unsure[search])
-            data.cache[key] = (layout, cells)
-    if data.cache[key] is None:
-        return joint_path(data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
-                          search_fraction=search_fraction, seed=seed)  # fmt: skip
-    layout, cells = data.cache[key]
+                                            relearn_lists=relearn_lists, fitted=fitted)  # fmt: skip
     cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
     path = front_path(
         data, layout, cells, cert_data, alpha=alpha, delta=delta, beta=beta,

@@ -54,7 +54,7 @@ class StepThresholds:
         path certified the suggestion), ``"learned_path"`` (search part +
         certification part; with several questions the path is ordered by a
         label model fitted on the search part,
-        :func:`~calibrate.analysis.learned_path.fitted_path`) or ``"answers_and_learned_paths"`` (several
+        :func:`~calibrate.analysis.learned_path.joint_path`) or ``"answers_and_learned_paths"`` (several
         questions below :data:`~calibrate.analysis.threshold_search.ANSWERS_PATH_BELOW` labels: a path ordered by
         the answers alone, tested on every label at :data:`~calibrate.analysis.threshold_search.ANSWERS_SHARE` of
         delta, beside the learned path at the rest; ``n_search`` is 0 when

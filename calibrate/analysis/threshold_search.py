@@ -91,7 +91,7 @@ import pandas as pd
 
 from calibrate.analysis import fixed_paths
 from calibrate.analysis.answers_path import answers_path, answers_path_applies
-from calibrate.analysis.learned_path import certification_part, fitted_path, joint_path
+from calibrate.analysis.learned_path import certification_part, joint_path
 from calibrate.analysis.paths import (
     NEVER_FAILING_BELOW,
     Path,
@@ -541,7 +541,7 @@ def _learned_path(
     """The learned path and the sizes of its search and certification parts.
 
     Ordered by the search part's labels (:func:`joint_path`), or with ``fitted``
-    by a model of the label fitted on them (:func:`fitted_path`).
+    by a model of the label fitted on them.
 
     On fewer than :data:`NEVER_FAILING_BELOW` labels its never-failing twins
     come first (:func:`~calibrate.analysis.paths.with_never_failing`), only
@@ -549,9 +549,9 @@ def _learned_path(
     decides only what it passes). With false fails uncontrolled
     (``beta = 1``) no candidate has a false-fail test to spare.
     """
-    path, search, cert = (fitted_path if fitted else joint_path)(
+    path, search, cert = joint_path(
         data, alpha=alpha, delta=delta, beta=beta, relearn_lists=relearn_lists,
-        search_fraction=search_fraction, seed=seed,
+        search_fraction=search_fraction, seed=seed, fitted=fitted,
     )  # fmt: skip
     if beta < 1.0 and data.n < NEVER_FAILING_BELOW:
         cert_data = certification_part(data, cert, search_fraction=search_fraction, seed=seed)
